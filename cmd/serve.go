@@ -1,0 +1,94 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/outdial/outdial/web"
+)
+
+func lookupEnv(name string) string { return os.Getenv(name) }
+
+func newServe() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the API, the bundled object store and the dialer",
+		Args:  cobra.NoArgs,
+		RunE:  runServe,
+	}
+	f := c.Flags()
+	f.String("addr", "127.0.0.1:8080", "listen address")
+	f.String("public-url", "", "base URL providers and browsers use to reach the service (default http://<addr>)")
+	f.String("s3-endpoint", "", "host:port of a remote S3-compatible service (default: the bundled store)")
+	f.String("s3-bucket", "outdial", "bucket of the remote S3 service")
+	f.String("s3-access-key", "", "access key of the remote S3 service")
+	f.String("s3-secret-key", "", "secret key of the remote S3 service")
+	f.String("s3-region", "us-east-1", "region of the remote S3 service")
+	f.Bool("s3-insecure", false, "use http instead of https for the remote S3 service")
+	f.Int64("max-upload-bytes", 256<<20, "largest contacts file accepted, in bytes")
+	f.Int64("max-call-seconds", 3600, "longest call before an attempt is reconciled")
+	f.String("agent-url", "", "websocket URL of the voice-agent runtime answered calls connect to")
+	f.String("log-level", "info", "log level: debug, info, warn, error")
+	return c
+}
+
+func runServe(c *cobra.Command, _ []string) error {
+	f := c.Flags()
+	addr, _ := f.GetString("addr")
+	level, _ := f.GetString("log-level")
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	_, dbPath, keyPath, err := dataPaths(c)
+	if err != nil {
+		return err
+	}
+	db, err := openStore(ctx, dbPath, keyPath)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           web.New(web.Config{DB: db, Log: log, Version: Version}),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("outdial listening", slog.String("addr", ln.Addr().String()), slog.String("version", Version))
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutCtx, cancel := context.WithTimeout(context.Background(), 9*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("shutdown", slog.String("error", err.Error()))
+	}
+	return nil
+}

@@ -1,0 +1,24 @@
+-- name: GetOrganizationByName :one
+SELECT * FROM organizations WHERE name = ?;
+
+-- name: CreateOrganization :one
+INSERT INTO organizations (name, created_at) VALUES (?, ?) RETURNING *;
+
+-- name: CreateAPIKey :one
+INSERT INTO api_keys (organization_id, name, prefix, key_hash, created_at)
+VALUES (?, ?, ?, ?, ?) RETURNING *;
+
+-- name: ListAPIKeys :many
+SELECT api_keys.*, organizations.name AS organization_name
+FROM api_keys JOIN organizations ON organizations.id = api_keys.organization_id
+ORDER BY api_keys.id;
+
+-- name: RevokeAPIKey :execrows
+UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL;
+
+-- name: GetAPIKeyByID :one
+SELECT * FROM api_keys WHERE id = ?;
+
+-- name: AuthenticateAPIKey :one
+SELECT api_keys.id, api_keys.organization_id
+FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL;

@@ -1,0 +1,24 @@
+-- name: InsertPhoneNumber :one
+INSERT INTO phone_numbers (organization_id, telephony_configuration_id, address, address_normalized, address_type,
+                           country_code, label, is_active, is_default_caller_id, created_at, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?) RETURNING *;
+
+-- name: GetPhoneNumber :one
+SELECT * FROM phone_numbers WHERE id = ? AND telephony_configuration_id = ? AND organization_id = ?;
+
+-- name: ListPhoneNumbers :many
+SELECT * FROM phone_numbers WHERE telephony_configuration_id = ? AND organization_id = ? ORDER BY id;
+
+-- name: PhoneAddressTaken :one
+SELECT count(*) FROM phone_numbers WHERE organization_id = ? AND address_normalized = ? AND id != ?;
+
+-- name: UpdatePhoneNumber :one
+UPDATE phone_numbers SET label = ?, is_active = ?, is_default_caller_id = ?, updated_at = ?
+WHERE id = ? AND organization_id = ? RETURNING *;
+
+-- name: ClearDefaultCallerID :exec
+UPDATE phone_numbers SET is_default_caller_id = 0, updated_at = ?
+WHERE telephony_configuration_id = ? AND is_default_caller_id = 1 AND id != ?;
+
+-- name: DeletePhoneNumber :execrows
+DELETE FROM phone_numbers WHERE id = ? AND telephony_configuration_id = ? AND organization_id = ?;

@@ -1,0 +1,178 @@
+// Package store is the only package that touches database/sql and the
+// sqlc-generated code in store/sqlcdb. It owns the SQLite database (one writer
+// connection plus a read pool, migrations applied at open), the sealing of
+// provider credentials, and hands out its own types and typed errors (see
+// errors.go) to the web and dialer layers.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/outdial/outdial/queries"
+	"github.com/outdial/outdial/store/sqlcdb"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// DB is an open Outdial database. Writes go through a single connection
+// (SQLite allows one writer; queueing in Go is cheaper than SQLITE_BUSY), reads
+// through a pool of read-only connections. All methods are safe for concurrent
+// use.
+type DB struct {
+	write  *sql.DB
+	read   *sql.DB
+	wq     *sqlcdb.Queries
+	rq     *sqlcdb.Queries
+	sealer *Sealer
+
+	// Now returns the current time; tests replace it. Stored times are unix
+	// milliseconds, so sub-millisecond precision is dropped.
+	Now func() time.Time
+}
+
+// Open opens (creating when missing) the SQLite database at path, applies
+// pending migrations and returns a DB that seals credentials with sealer.
+func Open(ctx context.Context, path string, sealer *Sealer) (*DB, error) {
+	write, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	write.SetMaxOpenConns(1)
+	write.SetMaxIdleConns(1)
+	write.SetConnMaxLifetime(0)
+	if err := migrate(ctx, write); err != nil {
+		write.Close()
+		return nil, err
+	}
+	read, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0)*2)
+	read.SetMaxOpenConns(n)
+	read.SetMaxIdleConns(n)
+	read.SetConnMaxLifetime(0)
+	return &DB{
+		write:  write,
+		read:   read,
+		wq:     sqlcdb.New(write),
+		rq:     sqlcdb.New(read),
+		sealer: sealer,
+		Now:    time.Now,
+	}, nil
+}
+
+// dsn builds a modernc.org/sqlite DSN with the pragmas every connection needs:
+// busy_timeout first (so the others wait instead of failing), WAL, foreign
+// keys, synchronous NORMAL. The writer takes IMMEDIATE transactions so a
+// transaction never has to upgrade its lock.
+func dsn(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	if readOnly {
+		q.Add("mode", "ro")
+	} else {
+		q.Add("_txlock", "immediate")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	rerr := db.read.Close()
+	if err := db.write.Close(); err != nil {
+		return fmt.Errorf("close database: %w", err)
+	}
+	if rerr != nil {
+		return fmt.Errorf("close database: %w", rerr)
+	}
+	return nil
+}
+
+// Ping checks that the database answers a read.
+func (db *DB) Ping(ctx context.Context) error {
+	var one int
+	if err := db.read.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("ping database: %w", err)
+	}
+	return nil
+}
+
+// inTx runs fn in one IMMEDIATE write transaction, committing when fn returns
+// nil. fn must use only the Queries it is given.
+func (db *DB) inTx(ctx context.Context, fn func(q *sqlcdb.Queries) error) error {
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after commit
+	if err := fn(db.wq.WithTx(tx)); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+func (db *DB) nowMS() int64 { return db.Now().UnixMilli() }
+
+func fromMS(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+func migrate(ctx context.Context, db *sql.DB) error {
+	entries, err := fs.ReadDir(queries.Migrations, "migrations")
+	if err != nil {
+		return fmt.Errorf("read migrations: %w", err)
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	var current int
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "_")
+		version, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return fmt.Errorf("migration %s: name must start with a version number", e.Name())
+		}
+		if version <= current {
+			continue
+		}
+		body, err := fs.ReadFile(queries.Migrations, "migrations/"+e.Name())
+		if err != nil {
+			return fmt.Errorf("read migration %s: %w", e.Name(), err)
+		}
+		if err := applyMigration(ctx, db, version, string(body)); err != nil {
+			return fmt.Errorf("migration %s: %w", e.Name(), err)
+		}
+	}
+	return nil
+}
+
+func applyMigration(ctx context.Context, db *sql.DB, version int, body string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck
+	if _, err := tx.ExecContext(ctx, body); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", version)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}

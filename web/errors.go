@@ -1,0 +1,79 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/outdial/outdial/store"
+)
+
+// httpError is an error that carries its own status and client message.
+type httpError struct {
+	status int
+	detail string
+}
+
+func (e *httpError) Error() string { return e.detail }
+
+// errStatus returns an error answered with status and {"detail": detail}.
+func errStatus(status int, detail string) error { return &httpError{status: status, detail: detail} }
+
+// errorStatus maps a store error code to its HTTP status; this is the only
+// place that does.
+func errorStatus(code string) int {
+	switch code {
+	case store.ENOTFOUND:
+		return http.StatusNotFound
+	case store.ECONFLICT:
+		return http.StatusConflict
+	case store.EINVALID:
+		return http.StatusUnprocessableEntity
+	}
+	return http.StatusInternalServerError
+}
+
+// writeError answers err in the contract's shape: 422 with the problem list for
+// a *ValidationError, the carried status for an *httpError, the mapped status
+// for a store error, and 500 "Internal Server Error" (logged once, here) for
+// anything else.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var ve *ValidationError
+	var he *httpError
+	var ae *authError
+	switch {
+	case errors.As(err, &ae):
+		w.Header().Set("WWW-Authenticate", "Bearer")
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"detail": ae.detail})
+	case errors.As(err, &ve):
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": ve.Problems})
+	case errors.As(err, &he):
+		writeJSON(w, he.status, map[string]string{"detail": he.detail})
+	case errors.Is(err, errBodyTooLarge):
+		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"detail": "Request body too large"})
+	case store.ErrorCode(err) != "":
+		status := errorStatus(store.ErrorCode(err))
+		if status == http.StatusUnprocessableEntity {
+			writeJSON(w, status, map[string]any{"detail": Problems{{Loc: []any{"body"}, Msg: "Value error, " + store.ErrorMessage(err), Type: "value_error"}}})
+			return
+		}
+		writeJSON(w, status, map[string]string{"detail": store.ErrorMessage(err)})
+	default:
+		s.log.ErrorContext(r.Context(), "internal error", slog.String("method", r.Method),
+			slog.String("path", r.URL.Path), slog.String("error", err.Error()))
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"detail": "Internal Server Error"})
+	}
+}
+
+// writeJSON answers status with v encoded as JSON.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		body = []byte(`{"detail":"Internal Server Error"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n')) //nolint:errcheck // client gone
+}

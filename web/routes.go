@@ -1,0 +1,23 @@
+package web
+
+import "net/http"
+
+// registerRoutes registers every route of the API. Keep them all here:
+// httprouter panics on a static segment beside a wildcard at the same
+// position, so each position uses one wildcard name.
+func (s *Server) registerRoutes() {
+	s.public(http.MethodGet, "/api/v1/health", s.health)
+	s.public(http.MethodGet, "/api/v1/openapi.json", s.openAPI)
+
+	s.authed(http.MethodGet, "/api/v1/organizations/telephony-providers", s.listProviders)
+	s.authed(http.MethodPost, "/api/v1/organizations/telephony-configs", s.createTelephonyConfig)
+	s.authed(http.MethodGet, "/api/v1/organizations/telephony-configs", s.listTelephonyConfigs)
+	s.authed(http.MethodGet, "/api/v1/organizations/telephony-configs/:config_id", s.getTelephonyConfig)
+	s.authed(http.MethodPut, "/api/v1/organizations/telephony-configs/:config_id", s.updateTelephonyConfig)
+	s.authed(http.MethodDelete, "/api/v1/organizations/telephony-configs/:config_id", s.deleteTelephonyConfig)
+
+	s.authed(http.MethodPost, "/api/v1/organizations/telephony-configs/:config_id/phone-numbers", s.addPhoneNumber)
+	s.authed(http.MethodGet, "/api/v1/organizations/telephony-configs/:config_id/phone-numbers", s.listPhoneNumbers)
+	s.authed(http.MethodPut, "/api/v1/organizations/telephony-configs/:config_id/phone-numbers/:phone_number_id", s.updatePhoneNumber)
+	s.authed(http.MethodDelete, "/api/v1/organizations/telephony-configs/:config_id/phone-numbers/:phone_number_id", s.deletePhoneNumber)
+}

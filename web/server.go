@@ -1,0 +1,162 @@
+// Package web is Outdial's HTTP layer: every route (routes.go), API-key
+// authentication and tenancy, one file per resource whose handlers always
+// decode → validate → call the store → respond, and errors.go, which turns any
+// error into the contract's {"detail": ...} body and status.
+package web
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/outdial/outdial/store"
+)
+
+// Config holds what the HTTP layer needs from the outside.
+type Config struct {
+	DB      *store.DB
+	Log     *slog.Logger
+	Version string
+}
+
+// Server serves the Outdial API. Build it with New; it is an http.Handler.
+type Server struct {
+	db      *store.DB
+	log     *slog.Logger
+	version string
+	router  *httprouter.Router
+	routes  []Route
+}
+
+// Route is one registered method and path (httprouter syntax, ":name" for a
+// wildcard).
+type Route struct {
+	Method string
+	Path   string
+}
+
+// New returns a Server with every route registered.
+func New(cfg Config) *Server {
+	s := &Server{db: cfg.DB, log: cfg.Log, version: cfg.Version}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.version == "" {
+		s.version = "dev"
+	}
+	s.router = httprouter.New()
+	s.router.NotFound = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]string{"detail": "Not Found"})
+	})
+	s.router.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"detail": "Method Not Allowed"})
+	})
+	s.router.PanicHandler = func(w http.ResponseWriter, r *http.Request, v any) {
+		s.log.ErrorContext(r.Context(), "panic in handler", slog.String("method", r.Method),
+			slog.String("path", r.URL.Path), slog.Any("panic", v))
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"detail": "Internal Server Error"})
+	}
+	s.registerRoutes()
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+
+// Routes returns every registered route, in registration order.
+func (s *Server) Routes() []Route { return append([]Route(nil), s.routes...) }
+
+// publicHandler serves a route that needs no API key.
+type publicHandler func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error
+
+// authedHandler serves a route on behalf of an authenticated organization.
+type authedHandler func(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error
+
+func (s *Server) public(method, path string, h publicHandler) {
+	s.routes = append(s.routes, Route{method, path})
+	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		if err := h(w, r, ps); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+func (s *Server) authed(method, path string, h authedHandler) {
+	s.routes = append(s.routes, Route{method, path})
+	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		p, err := s.authenticate(r)
+		if err == nil {
+			err = h(w, r, ps, p.OrganizationID)
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// authenticate finds the request's API key: X-API-Key, else
+// "Authorization: Bearer <key>". Missing: 401 "Not authenticated"; unknown or
+// revoked: 401 "Invalid API key"; both with WWW-Authenticate: Bearer.
+func (s *Server) authenticate(r *http.Request) (store.Principal, error) {
+	key := strings.TrimSpace(r.Header.Get("X-API-Key"))
+	if key == "" {
+		scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+		if ok && strings.EqualFold(scheme, "Bearer") {
+			key = strings.TrimSpace(token)
+		}
+	}
+	if key == "" {
+		return store.Principal{}, &authError{"Not authenticated"}
+	}
+	p, err := s.db.Authenticate(r.Context(), key)
+	if store.ErrorCode(err) == store.ENOTFOUND {
+		return store.Principal{}, &authError{"Invalid API key"}
+	}
+	return p, err
+}
+
+// authError is a 401 with WWW-Authenticate: Bearer.
+type authError struct{ detail string }
+
+func (e *authError) Error() string { return e.detail }
+
+// pathID parses the integer path parameter name. A value that is not an
+// integer is 422 int_parsing at ["path", name]; an integer too large for
+// int64 cannot name anything and is 404.
+func pathID(ps httprouter.Params, name, what string) (int64, error) {
+	raw := ps.ByName(name)
+	id, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
+	if err != nil {
+		if errors.Is(err, strconv.ErrRange) && strings.Trim(strings.TrimSpace(raw), "+-0123456789") == "" {
+			return 0, errStatus(http.StatusNotFound, what+" not found")
+		}
+		return 0, Problems{{Loc: []any{"path", name}, Msg: "Input should be a valid integer, unable to parse string as an integer",
+			Type: "int_parsing", Input: raw}}.Err()
+	}
+	return id, nil
+}
+
+// pathIDs parses several integer path parameters, reporting every bad one.
+func pathIDs(ps httprouter.Params, names ...string) ([]int64, error) {
+	var all Problems
+	ids := make([]int64, len(names))
+	for i, n := range names {
+		id, err := pathID(ps, n, "resource")
+		var ve *ValidationError
+		switch {
+		case errors.As(err, &ve):
+			all = append(all, ve.Problems...)
+		case err != nil:
+			return nil, err
+		}
+		ids[i] = id
+	}
+	return ids, all.Err()
+}
+
+
+

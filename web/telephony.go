@@ -1,0 +1,159 @@
+package web
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/outdial/outdial/dialer/carrier"
+	"github.com/outdial/outdial/store"
+)
+
+// telephonyConfigJSON is the detail form of a telephony configuration.
+type telephonyConfigJSON struct {
+	ID                int64          `json:"id"`
+	Name              string         `json:"name"`
+	Provider          string         `json:"provider"`
+	IsDefaultOutbound bool           `json:"is_default_outbound"`
+	Credentials       map[string]any `json:"credentials"`
+	PhoneNumberCount  int64          `json:"phone_number_count"`
+	CreatedAt         string         `json:"created_at"`
+	UpdatedAt         string         `json:"updated_at"`
+}
+
+// telephonyConfigItem is the list form (no credentials).
+type telephonyConfigItem struct {
+	ID                int64  `json:"id"`
+	Name              string `json:"name"`
+	Provider          string `json:"provider"`
+	IsDefaultOutbound bool   `json:"is_default_outbound"`
+	PhoneNumberCount  int64  `json:"phone_number_count"`
+	CreatedAt         string `json:"created_at"`
+	UpdatedAt         string `json:"updated_at"`
+}
+
+// ts formats a time as the contract's RFC 3339 UTC timestamp with
+// milliseconds.
+func ts(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+func telephonyConfigDetail(c *store.TelephonyConfig) telephonyConfigJSON {
+	return telephonyConfigJSON{
+		ID: c.ID, Name: c.Name, Provider: c.Provider, IsDefaultOutbound: c.IsDefaultOutbound,
+		Credentials: maskedCredentials(c.Provider, c.Credentials), PhoneNumberCount: c.PhoneNumberCount,
+		CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt),
+	}
+}
+
+func (s *Server) listProviders(w http.ResponseWriter, _ *http.Request, _ httprouter.Params, _ int64) error {
+	writeJSON(w, http.StatusOK, map[string]any{"providers": carrier.Specs()})
+	return nil
+}
+
+func (s *Server) createTelephonyConfig(w http.ResponseWriter, r *http.Request, _ httprouter.Params, org int64) error {
+	body, err := readJSONObject(r)
+	if err != nil {
+		return err
+	}
+	var p Problems
+	f := fields{obj: body, loc: []any{"body"}, p: &p}
+	name, _, _ := f.String("name", true, false, 1, 64)
+	isDefault, _, _ := f.Bool("is_default_outbound", false)
+	var provider string
+	var creds store.Credentials
+	if cf, present, ok := f.Object("config", true, false); present && ok {
+		provider, creds = newCredentials(configFields(cf))
+	}
+	if err := p.Err(); err != nil {
+		return err
+	}
+	c, err := s.db.CreateTelephonyConfig(r.Context(), org, store.TelephonyConfig{
+		Name: name, Provider: provider, IsDefaultOutbound: isDefault, Credentials: creds,
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, telephonyConfigDetail(c))
+	return nil
+}
+
+func (s *Server) listTelephonyConfigs(w http.ResponseWriter, r *http.Request, _ httprouter.Params, org int64) error {
+	list, err := s.db.ListTelephonyConfigs(r.Context(), org)
+	if err != nil {
+		return err
+	}
+	items := make([]telephonyConfigItem, len(list))
+	for i, c := range list {
+		items[i] = telephonyConfigItem{ID: c.ID, Name: c.Name, Provider: c.Provider, IsDefaultOutbound: c.IsDefaultOutbound,
+			PhoneNumberCount: c.PhoneNumberCount, CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt)}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"configurations": items})
+	return nil
+}
+
+func (s *Server) getTelephonyConfig(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error {
+	id, err := pathID(ps, "config_id", "telephony configuration")
+	if err != nil {
+		return err
+	}
+	c, err := s.db.GetTelephonyConfig(r.Context(), org, id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, telephonyConfigDetail(c))
+	return nil
+}
+
+// updateTelephonyConfig applies a partial update. The body is validated in
+// two steps: its shape before the configuration is loaded (so a malformed body
+// is a 422 even for an unknown id, as FastAPI does), then the config fields
+// against the stored provider inside the store's transaction.
+func (s *Server) updateTelephonyConfig(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error {
+	id, idErr := pathID(ps, "config_id", "telephony configuration")
+	body, err := readJSONObject(r)
+	if err != nil {
+		return joinProblems(idErr, err)
+	}
+	var p Problems
+	f := fields{obj: body, loc: []any{"body"}, p: &p}
+	name, hasName, _ := f.String("name", false, true, 1, 64)
+	var isDefault, hasDefault bool
+	if v, sent := body["is_default_outbound"]; sent && v != nil {
+		isDefault, hasDefault, _ = f.Bool("is_default_outbound", false)
+	}
+	cf, hasConfig, _ := f.Object("config", false, true)
+	if err := joinProblems(idErr, p.Err()); err != nil {
+		return err
+	}
+	c, err := s.db.UpdateTelephonyConfig(r.Context(), org, id, func(c *store.TelephonyConfig) error {
+		var p Problems
+		if hasConfig {
+			cf.p = &p
+			c.Credentials = mergeCredentials(configFields(cf), c.Provider, c.Credentials)
+		}
+		if hasName {
+			c.Name = name
+		}
+		if hasDefault {
+			c.IsDefaultOutbound = isDefault
+		}
+		return p.Err()
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, telephonyConfigDetail(c))
+	return nil
+}
+
+func (s *Server) deleteTelephonyConfig(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error {
+	id, err := pathID(ps, "config_id", "telephony configuration")
+	if err != nil {
+		return err
+	}
+	if err := s.db.DeleteTelephonyConfig(r.Context(), org, id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
