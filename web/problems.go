@@ -30,7 +30,9 @@ type Problems []Problem
 // ValidationError is a non-empty Problems list used as an error.
 type ValidationError struct{ Problems Problems }
 
-func (e *ValidationError) Error() string { return fmt.Sprintf("%d validation problems", len(e.Problems)) }
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("%d validation problems", len(e.Problems))
+}
 
 // Err returns a *ValidationError when there are problems, else nil.
 func (p Problems) Err() error {

@@ -157,6 +157,3 @@ func pathIDs(ps httprouter.Params, names ...string) ([]int64, error) {
 	}
 	return ids, all.Err()
 }
-
-
-
