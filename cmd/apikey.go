@@ -88,7 +88,7 @@ func withDB(c *cobra.Command, fn func(context.Context, *store.DB) error) error {
 	if err != nil {
 		return err
 	}
-	db, err := openStore(c.Context(), dbPath, keyPath)
+	db, _, err := openStore(c.Context(), dbPath, keyPath)
 	if err != nil {
 		return err
 	}
@@ -96,14 +96,19 @@ func withDB(c *cobra.Command, fn func(context.Context, *store.DB) error) error {
 	return fn(c.Context(), db)
 }
 
-func openStore(ctx context.Context, dbPath, keyPath string) (*store.DB, error) {
+// openStore loads (or creates) the server secret and opens the database.
+func openStore(ctx context.Context, dbPath, keyPath string) (*store.DB, *store.Sealer, error) {
 	key, err := store.LoadOrCreateKey(lookupEnv("OUTDIAL_SECRET_KEY"), keyPath)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sealer, err := store.NewSealer(key)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return store.Open(ctx, dbPath, sealer)
+	db, err := store.Open(ctx, dbPath, sealer)
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, sealer, nil
 }

@@ -55,11 +55,11 @@ func runServe(c *cobra.Command, _ []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	_, dbPath, keyPath, err := dataPaths(c)
+	dataDir, dbPath, keyPath, err := dataPaths(c)
 	if err != nil {
 		return err
 	}
-	db, err := openStore(ctx, dbPath, keyPath)
+	db, sealer, err := openStore(ctx, dbPath, keyPath)
 	if err != nil {
 		return err
 	}
@@ -69,8 +69,20 @@ func runServe(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	defer ln.Close()
+	public, err := publicURL(f, ln.Addr().String())
+	if err != nil {
+		return err
+	}
+	maxUpload, _ := f.GetInt64("max-upload-bytes")
+	objs, err := buildObjects(ctx, f, dataDir, public, sealer, maxUpload, log)
+	if err != nil {
+		return err
+	}
+	cfg := web.Config{DB: db, Log: log, Version: Version, MaxUploadBytes: maxUpload}
+	objs.webConfig(&cfg)
 	srv := &http.Server{
-		Handler:           web.New(web.Config{DB: db, Log: log, Version: Version}),
+		Handler:           web.New(cfg),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),

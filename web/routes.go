@@ -20,4 +20,6 @@ func (s *Server) registerRoutes() {
 	s.authed(http.MethodGet, "/api/v1/organizations/telephony-configs/:config_id/phone-numbers", s.listPhoneNumbers)
 	s.authed(http.MethodPut, "/api/v1/organizations/telephony-configs/:config_id/phone-numbers/:phone_number_id", s.updatePhoneNumber)
 	s.authed(http.MethodDelete, "/api/v1/organizations/telephony-configs/:config_id/phone-numbers/:phone_number_id", s.deletePhoneNumber)
+
+	s.authed(http.MethodPost, "/api/v1/s3/presigned-upload-url", s.presignUpload)
 }

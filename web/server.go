@@ -21,15 +21,29 @@ type Config struct {
 	DB      *store.DB
 	Log     *slog.Logger
 	Version string
+	// Uploads presigns contact-file uploads.
+	Uploads Uploader
+	// MaxUploadBytes bounds file_size of an upload (default
+	// DefaultMaxUploadBytes).
+	MaxUploadBytes int64
+	// Objects, when set, is the bundled S3 endpoint; it serves every request
+	// whose path starts with ObjectsPrefix, unauthenticated by API key (it
+	// verifies S3 signatures itself).
+	Objects       http.Handler
+	ObjectsPrefix string
 }
 
 // Server serves the Outdial API. Build it with New; it is an http.Handler.
 type Server struct {
-	db      *store.DB
-	log     *slog.Logger
-	version string
-	router  *httprouter.Router
-	routes  []Route
+	db        *store.DB
+	uploads   Uploader
+	maxUpload int64
+	objects   http.Handler
+	objPrefix string
+	log       *slog.Logger
+	version   string
+	router    *httprouter.Router
+	routes    []Route
 }
 
 // Route is one registered method and path (httprouter syntax, ":name" for a
@@ -41,7 +55,11 @@ type Route struct {
 
 // New returns a Server with every route registered.
 func New(cfg Config) *Server {
-	s := &Server{db: cfg.DB, log: cfg.Log, version: cfg.Version}
+	s := &Server{db: cfg.DB, log: cfg.Log, version: cfg.Version, uploads: cfg.Uploads,
+		maxUpload: cfg.MaxUploadBytes, objects: cfg.Objects, objPrefix: cfg.ObjectsPrefix}
+	if s.maxUpload <= 0 {
+		s.maxUpload = DefaultMaxUploadBytes
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -65,7 +83,13 @@ func New(cfg Config) *Server {
 }
 
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.objects != nil && s.objPrefix != "" && strings.HasPrefix(r.URL.Path, s.objPrefix) {
+		s.objects.ServeHTTP(w, r)
+		return
+	}
+	s.router.ServeHTTP(w, r)
+}
 
 // Routes returns every registered route, in registration order.
 func (s *Server) Routes() []Route { return append([]Route(nil), s.routes...) }
