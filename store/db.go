@@ -62,14 +62,20 @@ func Open(ctx context.Context, path string, sealer *Sealer) (*DB, error) {
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
 	read.SetConnMaxLifetime(0)
-	return &DB{
-		write:  write,
-		read:   read,
-		wq:     sqlcdb.New(write),
-		rq:     sqlcdb.New(read),
-		sealer: sealer,
-		Now:    time.Now,
-	}, nil
+	// Prepared statements: parsing SQL is a large share of a small query's
+	// cost in pure-Go SQLite. database/sql re-prepares them per connection
+	// lazily and transactions rebind them with Tx.StmtContext.
+	wq, err := sqlcdb.Prepare(ctx, write)
+	if err == nil {
+		var rq *sqlcdb.Queries
+		if rq, err = sqlcdb.Prepare(ctx, read); err == nil {
+			return &DB{write: write, read: read, wq: wq, rq: rq, sealer: sealer, Now: time.Now}, nil
+		}
+		wq.Close()
+	}
+	read.Close()
+	write.Close()
+	return nil, fmt.Errorf("prepare queries: %w", err)
 }
 
 // dsn builds a modernc.org/sqlite DSN with the pragmas every connection needs:
@@ -90,8 +96,10 @@ func dsn(path string, readOnly bool) string {
 	return "file:" + path + "?" + q.Encode()
 }
 
-// Close closes both pools.
+// Close closes the prepared statements and both pools.
 func (db *DB) Close() error {
+	db.rq.Close() //nolint:errcheck // the pools' Close reports what matters
+	db.wq.Close() //nolint:errcheck
 	rerr := db.read.Close()
 	if err := db.write.Close(); err != nil {
 		return fmt.Errorf("close database: %w", err)

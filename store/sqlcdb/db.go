@@ -7,6 +7,7 @@ package sqlcdb
 import (
 	"context"
 	"database/sql"
+	"fmt"
 )
 
 type DBTX interface {
@@ -20,12 +21,288 @@ func New(db DBTX) *Queries {
 	return &Queries{db: db}
 }
 
+func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
+	q := Queries{db: db}
+	var err error
+	if q.authenticateAPIKeyStmt, err = db.PrepareContext(ctx, authenticateAPIKey); err != nil {
+		return nil, fmt.Errorf("error preparing query AuthenticateAPIKey: %w", err)
+	}
+	if q.clearDefaultCallerIDStmt, err = db.PrepareContext(ctx, clearDefaultCallerID); err != nil {
+		return nil, fmt.Errorf("error preparing query ClearDefaultCallerID: %w", err)
+	}
+	if q.clearDefaultOutboundStmt, err = db.PrepareContext(ctx, clearDefaultOutbound); err != nil {
+		return nil, fmt.Errorf("error preparing query ClearDefaultOutbound: %w", err)
+	}
+	if q.createAPIKeyStmt, err = db.PrepareContext(ctx, createAPIKey); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateAPIKey: %w", err)
+	}
+	if q.createOrganizationStmt, err = db.PrepareContext(ctx, createOrganization); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateOrganization: %w", err)
+	}
+	if q.deletePhoneNumberStmt, err = db.PrepareContext(ctx, deletePhoneNumber); err != nil {
+		return nil, fmt.Errorf("error preparing query DeletePhoneNumber: %w", err)
+	}
+	if q.deleteTelephonyConfigStmt, err = db.PrepareContext(ctx, deleteTelephonyConfig); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteTelephonyConfig: %w", err)
+	}
+	if q.getAPIKeyByIDStmt, err = db.PrepareContext(ctx, getAPIKeyByID); err != nil {
+		return nil, fmt.Errorf("error preparing query GetAPIKeyByID: %w", err)
+	}
+	if q.getDefaultOutboundConfigIDStmt, err = db.PrepareContext(ctx, getDefaultOutboundConfigID); err != nil {
+		return nil, fmt.Errorf("error preparing query GetDefaultOutboundConfigID: %w", err)
+	}
+	if q.getOrganizationByNameStmt, err = db.PrepareContext(ctx, getOrganizationByName); err != nil {
+		return nil, fmt.Errorf("error preparing query GetOrganizationByName: %w", err)
+	}
+	if q.getPhoneNumberStmt, err = db.PrepareContext(ctx, getPhoneNumber); err != nil {
+		return nil, fmt.Errorf("error preparing query GetPhoneNumber: %w", err)
+	}
+	if q.getTelephonyConfigStmt, err = db.PrepareContext(ctx, getTelephonyConfig); err != nil {
+		return nil, fmt.Errorf("error preparing query GetTelephonyConfig: %w", err)
+	}
+	if q.insertPhoneNumberStmt, err = db.PrepareContext(ctx, insertPhoneNumber); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertPhoneNumber: %w", err)
+	}
+	if q.insertTelephonyConfigStmt, err = db.PrepareContext(ctx, insertTelephonyConfig); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertTelephonyConfig: %w", err)
+	}
+	if q.listAPIKeysStmt, err = db.PrepareContext(ctx, listAPIKeys); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAPIKeys: %w", err)
+	}
+	if q.listPhoneNumbersStmt, err = db.PrepareContext(ctx, listPhoneNumbers); err != nil {
+		return nil, fmt.Errorf("error preparing query ListPhoneNumbers: %w", err)
+	}
+	if q.listTelephonyConfigsStmt, err = db.PrepareContext(ctx, listTelephonyConfigs); err != nil {
+		return nil, fmt.Errorf("error preparing query ListTelephonyConfigs: %w", err)
+	}
+	if q.phoneAddressTakenStmt, err = db.PrepareContext(ctx, phoneAddressTaken); err != nil {
+		return nil, fmt.Errorf("error preparing query PhoneAddressTaken: %w", err)
+	}
+	if q.revokeAPIKeyStmt, err = db.PrepareContext(ctx, revokeAPIKey); err != nil {
+		return nil, fmt.Errorf("error preparing query RevokeAPIKey: %w", err)
+	}
+	if q.setTelephonyConfigCredentialsStmt, err = db.PrepareContext(ctx, setTelephonyConfigCredentials); err != nil {
+		return nil, fmt.Errorf("error preparing query SetTelephonyConfigCredentials: %w", err)
+	}
+	if q.telephonyConfigNameTakenStmt, err = db.PrepareContext(ctx, telephonyConfigNameTaken); err != nil {
+		return nil, fmt.Errorf("error preparing query TelephonyConfigNameTaken: %w", err)
+	}
+	if q.updatePhoneNumberStmt, err = db.PrepareContext(ctx, updatePhoneNumber); err != nil {
+		return nil, fmt.Errorf("error preparing query UpdatePhoneNumber: %w", err)
+	}
+	if q.updateTelephonyConfigStmt, err = db.PrepareContext(ctx, updateTelephonyConfig); err != nil {
+		return nil, fmt.Errorf("error preparing query UpdateTelephonyConfig: %w", err)
+	}
+	return &q, nil
+}
+
+func (q *Queries) Close() error {
+	var err error
+	if q.authenticateAPIKeyStmt != nil {
+		if cerr := q.authenticateAPIKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing authenticateAPIKeyStmt: %w", cerr)
+		}
+	}
+	if q.clearDefaultCallerIDStmt != nil {
+		if cerr := q.clearDefaultCallerIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing clearDefaultCallerIDStmt: %w", cerr)
+		}
+	}
+	if q.clearDefaultOutboundStmt != nil {
+		if cerr := q.clearDefaultOutboundStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing clearDefaultOutboundStmt: %w", cerr)
+		}
+	}
+	if q.createAPIKeyStmt != nil {
+		if cerr := q.createAPIKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createAPIKeyStmt: %w", cerr)
+		}
+	}
+	if q.createOrganizationStmt != nil {
+		if cerr := q.createOrganizationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createOrganizationStmt: %w", cerr)
+		}
+	}
+	if q.deletePhoneNumberStmt != nil {
+		if cerr := q.deletePhoneNumberStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deletePhoneNumberStmt: %w", cerr)
+		}
+	}
+	if q.deleteTelephonyConfigStmt != nil {
+		if cerr := q.deleteTelephonyConfigStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteTelephonyConfigStmt: %w", cerr)
+		}
+	}
+	if q.getAPIKeyByIDStmt != nil {
+		if cerr := q.getAPIKeyByIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getAPIKeyByIDStmt: %w", cerr)
+		}
+	}
+	if q.getDefaultOutboundConfigIDStmt != nil {
+		if cerr := q.getDefaultOutboundConfigIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getDefaultOutboundConfigIDStmt: %w", cerr)
+		}
+	}
+	if q.getOrganizationByNameStmt != nil {
+		if cerr := q.getOrganizationByNameStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getOrganizationByNameStmt: %w", cerr)
+		}
+	}
+	if q.getPhoneNumberStmt != nil {
+		if cerr := q.getPhoneNumberStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getPhoneNumberStmt: %w", cerr)
+		}
+	}
+	if q.getTelephonyConfigStmt != nil {
+		if cerr := q.getTelephonyConfigStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getTelephonyConfigStmt: %w", cerr)
+		}
+	}
+	if q.insertPhoneNumberStmt != nil {
+		if cerr := q.insertPhoneNumberStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertPhoneNumberStmt: %w", cerr)
+		}
+	}
+	if q.insertTelephonyConfigStmt != nil {
+		if cerr := q.insertTelephonyConfigStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertTelephonyConfigStmt: %w", cerr)
+		}
+	}
+	if q.listAPIKeysStmt != nil {
+		if cerr := q.listAPIKeysStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAPIKeysStmt: %w", cerr)
+		}
+	}
+	if q.listPhoneNumbersStmt != nil {
+		if cerr := q.listPhoneNumbersStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listPhoneNumbersStmt: %w", cerr)
+		}
+	}
+	if q.listTelephonyConfigsStmt != nil {
+		if cerr := q.listTelephonyConfigsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listTelephonyConfigsStmt: %w", cerr)
+		}
+	}
+	if q.phoneAddressTakenStmt != nil {
+		if cerr := q.phoneAddressTakenStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing phoneAddressTakenStmt: %w", cerr)
+		}
+	}
+	if q.revokeAPIKeyStmt != nil {
+		if cerr := q.revokeAPIKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing revokeAPIKeyStmt: %w", cerr)
+		}
+	}
+	if q.setTelephonyConfigCredentialsStmt != nil {
+		if cerr := q.setTelephonyConfigCredentialsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setTelephonyConfigCredentialsStmt: %w", cerr)
+		}
+	}
+	if q.telephonyConfigNameTakenStmt != nil {
+		if cerr := q.telephonyConfigNameTakenStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing telephonyConfigNameTakenStmt: %w", cerr)
+		}
+	}
+	if q.updatePhoneNumberStmt != nil {
+		if cerr := q.updatePhoneNumberStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing updatePhoneNumberStmt: %w", cerr)
+		}
+	}
+	if q.updateTelephonyConfigStmt != nil {
+		if cerr := q.updateTelephonyConfigStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing updateTelephonyConfigStmt: %w", cerr)
+		}
+	}
+	return err
+}
+
+func (q *Queries) exec(ctx context.Context, stmt *sql.Stmt, query string, args ...interface{}) (sql.Result, error) {
+	switch {
+	case stmt != nil && q.tx != nil:
+		return q.tx.StmtContext(ctx, stmt).ExecContext(ctx, args...)
+	case stmt != nil:
+		return stmt.ExecContext(ctx, args...)
+	default:
+		return q.db.ExecContext(ctx, query, args...)
+	}
+}
+
+func (q *Queries) query(ctx context.Context, stmt *sql.Stmt, query string, args ...interface{}) (*sql.Rows, error) {
+	switch {
+	case stmt != nil && q.tx != nil:
+		return q.tx.StmtContext(ctx, stmt).QueryContext(ctx, args...)
+	case stmt != nil:
+		return stmt.QueryContext(ctx, args...)
+	default:
+		return q.db.QueryContext(ctx, query, args...)
+	}
+}
+
+func (q *Queries) queryRow(ctx context.Context, stmt *sql.Stmt, query string, args ...interface{}) *sql.Row {
+	switch {
+	case stmt != nil && q.tx != nil:
+		return q.tx.StmtContext(ctx, stmt).QueryRowContext(ctx, args...)
+	case stmt != nil:
+		return stmt.QueryRowContext(ctx, args...)
+	default:
+		return q.db.QueryRowContext(ctx, query, args...)
+	}
+}
+
 type Queries struct {
-	db DBTX
+	db                                DBTX
+	tx                                *sql.Tx
+	authenticateAPIKeyStmt            *sql.Stmt
+	clearDefaultCallerIDStmt          *sql.Stmt
+	clearDefaultOutboundStmt          *sql.Stmt
+	createAPIKeyStmt                  *sql.Stmt
+	createOrganizationStmt            *sql.Stmt
+	deletePhoneNumberStmt             *sql.Stmt
+	deleteTelephonyConfigStmt         *sql.Stmt
+	getAPIKeyByIDStmt                 *sql.Stmt
+	getDefaultOutboundConfigIDStmt    *sql.Stmt
+	getOrganizationByNameStmt         *sql.Stmt
+	getPhoneNumberStmt                *sql.Stmt
+	getTelephonyConfigStmt            *sql.Stmt
+	insertPhoneNumberStmt             *sql.Stmt
+	insertTelephonyConfigStmt         *sql.Stmt
+	listAPIKeysStmt                   *sql.Stmt
+	listPhoneNumbersStmt              *sql.Stmt
+	listTelephonyConfigsStmt          *sql.Stmt
+	phoneAddressTakenStmt             *sql.Stmt
+	revokeAPIKeyStmt                  *sql.Stmt
+	setTelephonyConfigCredentialsStmt *sql.Stmt
+	telephonyConfigNameTakenStmt      *sql.Stmt
+	updatePhoneNumberStmt             *sql.Stmt
+	updateTelephonyConfigStmt         *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 	return &Queries{
-		db: tx,
+		db:                                tx,
+		tx:                                tx,
+		authenticateAPIKeyStmt:            q.authenticateAPIKeyStmt,
+		clearDefaultCallerIDStmt:          q.clearDefaultCallerIDStmt,
+		clearDefaultOutboundStmt:          q.clearDefaultOutboundStmt,
+		createAPIKeyStmt:                  q.createAPIKeyStmt,
+		createOrganizationStmt:            q.createOrganizationStmt,
+		deletePhoneNumberStmt:             q.deletePhoneNumberStmt,
+		deleteTelephonyConfigStmt:         q.deleteTelephonyConfigStmt,
+		getAPIKeyByIDStmt:                 q.getAPIKeyByIDStmt,
+		getDefaultOutboundConfigIDStmt:    q.getDefaultOutboundConfigIDStmt,
+		getOrganizationByNameStmt:         q.getOrganizationByNameStmt,
+		getPhoneNumberStmt:                q.getPhoneNumberStmt,
+		getTelephonyConfigStmt:            q.getTelephonyConfigStmt,
+		insertPhoneNumberStmt:             q.insertPhoneNumberStmt,
+		insertTelephonyConfigStmt:         q.insertTelephonyConfigStmt,
+		listAPIKeysStmt:                   q.listAPIKeysStmt,
+		listPhoneNumbersStmt:              q.listPhoneNumbersStmt,
+		listTelephonyConfigsStmt:          q.listTelephonyConfigsStmt,
+		phoneAddressTakenStmt:             q.phoneAddressTakenStmt,
+		revokeAPIKeyStmt:                  q.revokeAPIKeyStmt,
+		setTelephonyConfigCredentialsStmt: q.setTelephonyConfigCredentialsStmt,
+		telephonyConfigNameTakenStmt:      q.telephonyConfigNameTakenStmt,
+		updatePhoneNumberStmt:             q.updatePhoneNumberStmt,
+		updateTelephonyConfigStmt:         q.updateTelephonyConfigStmt,
 	}
 }

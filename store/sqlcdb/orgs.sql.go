@@ -21,7 +21,7 @@ type AuthenticateAPIKeyRow struct {
 }
 
 func (q *Queries) AuthenticateAPIKey(ctx context.Context, keyHash []byte) (AuthenticateAPIKeyRow, error) {
-	row := q.db.QueryRowContext(ctx, authenticateAPIKey, keyHash)
+	row := q.queryRow(ctx, q.authenticateAPIKeyStmt, authenticateAPIKey, keyHash)
 	var i AuthenticateAPIKeyRow
 	err := row.Scan(&i.ID, &i.OrganizationID)
 	return i, err
@@ -41,7 +41,7 @@ type CreateAPIKeyParams struct {
 }
 
 func (q *Queries) CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (ApiKey, error) {
-	row := q.db.QueryRowContext(ctx, createAPIKey,
+	row := q.queryRow(ctx, q.createAPIKeyStmt, createAPIKey,
 		arg.OrganizationID,
 		arg.Name,
 		arg.Prefix,
@@ -71,7 +71,7 @@ type CreateOrganizationParams struct {
 }
 
 func (q *Queries) CreateOrganization(ctx context.Context, arg CreateOrganizationParams) (Organization, error) {
-	row := q.db.QueryRowContext(ctx, createOrganization, arg.Name, arg.CreatedAt)
+	row := q.queryRow(ctx, q.createOrganizationStmt, createOrganization, arg.Name, arg.CreatedAt)
 	var i Organization
 	err := row.Scan(&i.ID, &i.Name, &i.CreatedAt)
 	return i, err
@@ -82,7 +82,7 @@ SELECT id, organization_id, name, prefix, key_hash, created_at, revoked_at FROM 
 `
 
 func (q *Queries) GetAPIKeyByID(ctx context.Context, id int64) (ApiKey, error) {
-	row := q.db.QueryRowContext(ctx, getAPIKeyByID, id)
+	row := q.queryRow(ctx, q.getAPIKeyByIDStmt, getAPIKeyByID, id)
 	var i ApiKey
 	err := row.Scan(
 		&i.ID,
@@ -101,7 +101,7 @@ SELECT id, name, created_at FROM organizations WHERE name = ?
 `
 
 func (q *Queries) GetOrganizationByName(ctx context.Context, name string) (Organization, error) {
-	row := q.db.QueryRowContext(ctx, getOrganizationByName, name)
+	row := q.queryRow(ctx, q.getOrganizationByNameStmt, getOrganizationByName, name)
 	var i Organization
 	err := row.Scan(&i.ID, &i.Name, &i.CreatedAt)
 	return i, err
@@ -125,7 +125,7 @@ type ListAPIKeysRow struct {
 }
 
 func (q *Queries) ListAPIKeys(ctx context.Context) ([]ListAPIKeysRow, error) {
-	rows, err := q.db.QueryContext(ctx, listAPIKeys)
+	rows, err := q.query(ctx, q.listAPIKeysStmt, listAPIKeys)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ type RevokeAPIKeyParams struct {
 }
 
 func (q *Queries) RevokeAPIKey(ctx context.Context, arg RevokeAPIKeyParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, revokeAPIKey, arg.RevokedAt, arg.ID)
+	result, err := q.exec(ctx, q.revokeAPIKeyStmt, revokeAPIKey, arg.RevokedAt, arg.ID)
 	if err != nil {
 		return 0, err
 	}

@@ -22,7 +22,7 @@ type ClearDefaultCallerIDParams struct {
 }
 
 func (q *Queries) ClearDefaultCallerID(ctx context.Context, arg ClearDefaultCallerIDParams) error {
-	_, err := q.db.ExecContext(ctx, clearDefaultCallerID, arg.UpdatedAt, arg.TelephonyConfigurationID, arg.ID)
+	_, err := q.exec(ctx, q.clearDefaultCallerIDStmt, clearDefaultCallerID, arg.UpdatedAt, arg.TelephonyConfigurationID, arg.ID)
 	return err
 }
 
@@ -37,7 +37,7 @@ type DeletePhoneNumberParams struct {
 }
 
 func (q *Queries) DeletePhoneNumber(ctx context.Context, arg DeletePhoneNumberParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, deletePhoneNumber, arg.ID, arg.TelephonyConfigurationID, arg.OrganizationID)
+	result, err := q.exec(ctx, q.deletePhoneNumberStmt, deletePhoneNumber, arg.ID, arg.TelephonyConfigurationID, arg.OrganizationID)
 	if err != nil {
 		return 0, err
 	}
@@ -55,7 +55,7 @@ type GetPhoneNumberParams struct {
 }
 
 func (q *Queries) GetPhoneNumber(ctx context.Context, arg GetPhoneNumberParams) (PhoneNumber, error) {
-	row := q.db.QueryRowContext(ctx, getPhoneNumber, arg.ID, arg.TelephonyConfigurationID, arg.OrganizationID)
+	row := q.queryRow(ctx, q.getPhoneNumberStmt, getPhoneNumber, arg.ID, arg.TelephonyConfigurationID, arg.OrganizationID)
 	var i PhoneNumber
 	err := row.Scan(
 		&i.ID,
@@ -95,7 +95,7 @@ type InsertPhoneNumberParams struct {
 }
 
 func (q *Queries) InsertPhoneNumber(ctx context.Context, arg InsertPhoneNumberParams) (PhoneNumber, error) {
-	row := q.db.QueryRowContext(ctx, insertPhoneNumber,
+	row := q.queryRow(ctx, q.insertPhoneNumberStmt, insertPhoneNumber,
 		arg.OrganizationID,
 		arg.TelephonyConfigurationID,
 		arg.Address,
@@ -136,7 +136,7 @@ type ListPhoneNumbersParams struct {
 }
 
 func (q *Queries) ListPhoneNumbers(ctx context.Context, arg ListPhoneNumbersParams) ([]PhoneNumber, error) {
-	rows, err := q.db.QueryContext(ctx, listPhoneNumbers, arg.TelephonyConfigurationID, arg.OrganizationID)
+	rows, err := q.query(ctx, q.listPhoneNumbersStmt, listPhoneNumbers, arg.TelephonyConfigurationID, arg.OrganizationID)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +183,7 @@ type PhoneAddressTakenParams struct {
 }
 
 func (q *Queries) PhoneAddressTaken(ctx context.Context, arg PhoneAddressTakenParams) (int64, error) {
-	row := q.db.QueryRowContext(ctx, phoneAddressTaken, arg.OrganizationID, arg.AddressNormalized, arg.ID)
+	row := q.queryRow(ctx, q.phoneAddressTakenStmt, phoneAddressTaken, arg.OrganizationID, arg.AddressNormalized, arg.ID)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
@@ -204,7 +204,7 @@ type UpdatePhoneNumberParams struct {
 }
 
 func (q *Queries) UpdatePhoneNumber(ctx context.Context, arg UpdatePhoneNumberParams) (PhoneNumber, error) {
-	row := q.db.QueryRowContext(ctx, updatePhoneNumber,
+	row := q.queryRow(ctx, q.updatePhoneNumberStmt, updatePhoneNumber,
 		arg.Label,
 		arg.IsActive,
 		arg.IsDefaultCallerID,

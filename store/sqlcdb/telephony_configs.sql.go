@@ -21,7 +21,7 @@ type ClearDefaultOutboundParams struct {
 }
 
 func (q *Queries) ClearDefaultOutbound(ctx context.Context, arg ClearDefaultOutboundParams) error {
-	_, err := q.db.ExecContext(ctx, clearDefaultOutbound, arg.UpdatedAt, arg.OrganizationID, arg.ID)
+	_, err := q.exec(ctx, q.clearDefaultOutboundStmt, clearDefaultOutbound, arg.UpdatedAt, arg.OrganizationID, arg.ID)
 	return err
 }
 
@@ -35,7 +35,7 @@ type DeleteTelephonyConfigParams struct {
 }
 
 func (q *Queries) DeleteTelephonyConfig(ctx context.Context, arg DeleteTelephonyConfigParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, deleteTelephonyConfig, arg.ID, arg.OrganizationID)
+	result, err := q.exec(ctx, q.deleteTelephonyConfigStmt, deleteTelephonyConfig, arg.ID, arg.OrganizationID)
 	if err != nil {
 		return 0, err
 	}
@@ -47,7 +47,7 @@ SELECT id FROM telephony_configs WHERE organization_id = ? AND is_default_outbou
 `
 
 func (q *Queries) GetDefaultOutboundConfigID(ctx context.Context, organizationID int64) (int64, error) {
-	row := q.db.QueryRowContext(ctx, getDefaultOutboundConfigID, organizationID)
+	row := q.queryRow(ctx, q.getDefaultOutboundConfigIDStmt, getDefaultOutboundConfigID, organizationID)
 	var id int64
 	err := row.Scan(&id)
 	return id, err
@@ -76,7 +76,7 @@ type GetTelephonyConfigRow struct {
 }
 
 func (q *Queries) GetTelephonyConfig(ctx context.Context, arg GetTelephonyConfigParams) (GetTelephonyConfigRow, error) {
-	row := q.db.QueryRowContext(ctx, getTelephonyConfig, arg.ID, arg.OrganizationID)
+	row := q.queryRow(ctx, q.getTelephonyConfigStmt, getTelephonyConfig, arg.ID, arg.OrganizationID)
 	var i GetTelephonyConfigRow
 	err := row.Scan(
 		&i.ID,
@@ -108,7 +108,7 @@ type InsertTelephonyConfigParams struct {
 }
 
 func (q *Queries) InsertTelephonyConfig(ctx context.Context, arg InsertTelephonyConfigParams) (int64, error) {
-	row := q.db.QueryRowContext(ctx, insertTelephonyConfig,
+	row := q.queryRow(ctx, q.insertTelephonyConfigStmt, insertTelephonyConfig,
 		arg.OrganizationID,
 		arg.Name,
 		arg.Provider,
@@ -139,7 +139,7 @@ type ListTelephonyConfigsRow struct {
 }
 
 func (q *Queries) ListTelephonyConfigs(ctx context.Context, organizationID int64) ([]ListTelephonyConfigsRow, error) {
-	rows, err := q.db.QueryContext(ctx, listTelephonyConfigs, organizationID)
+	rows, err := q.query(ctx, q.listTelephonyConfigsStmt, listTelephonyConfigs, organizationID)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +179,7 @@ type SetTelephonyConfigCredentialsParams struct {
 }
 
 func (q *Queries) SetTelephonyConfigCredentials(ctx context.Context, arg SetTelephonyConfigCredentialsParams) error {
-	_, err := q.db.ExecContext(ctx, setTelephonyConfigCredentials, arg.Credentials, arg.ID)
+	_, err := q.exec(ctx, q.setTelephonyConfigCredentialsStmt, setTelephonyConfigCredentials, arg.Credentials, arg.ID)
 	return err
 }
 
@@ -194,7 +194,7 @@ type TelephonyConfigNameTakenParams struct {
 }
 
 func (q *Queries) TelephonyConfigNameTaken(ctx context.Context, arg TelephonyConfigNameTakenParams) (int64, error) {
-	row := q.db.QueryRowContext(ctx, telephonyConfigNameTaken, arg.OrganizationID, arg.Name, arg.ID)
+	row := q.queryRow(ctx, q.telephonyConfigNameTakenStmt, telephonyConfigNameTaken, arg.OrganizationID, arg.Name, arg.ID)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
@@ -216,7 +216,7 @@ type UpdateTelephonyConfigParams struct {
 }
 
 func (q *Queries) UpdateTelephonyConfig(ctx context.Context, arg UpdateTelephonyConfigParams) error {
-	_, err := q.db.ExecContext(ctx, updateTelephonyConfig,
+	_, err := q.exec(ctx, q.updateTelephonyConfigStmt, updateTelephonyConfig,
 		arg.Name,
 		arg.IsDefaultOutbound,
 		arg.Credentials,
