@@ -106,6 +106,9 @@ func openStore(ctx context.Context, dbPath, keyPath string) (*store.DB, *store.S
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := createPrivate(dbPath); err != nil {
+		return nil, nil, err
+	}
 	db, err := store.Open(ctx, dbPath, sealer)
 	if err != nil {
 		return nil, nil, err

@@ -64,6 +64,9 @@ func dataPaths(c *cobra.Command) (dir, dbPath, keyPath string, err error) {
 	if err != nil {
 		return "", "", "", err
 	}
+	if err := checkDataDir(dir); err != nil {
+		return "", "", "", err
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", "", "", fmt.Errorf("create data directory: %w", err)
 	}

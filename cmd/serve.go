@@ -50,9 +50,11 @@ func runServe(c *cobra.Command, _ []string) error {
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
+	log := slog.New(slog.NewTextHandler(c.ErrOrStderr(), &slog.HandlerOptions{Level: lv}))
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	// The command's context (Background from Execute; tests pass their own)
+	// ends the server too, like SIGINT/SIGTERM.
+	ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
 	dataDir, dbPath, keyPath, err := dataPaths(c)

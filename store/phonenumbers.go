@@ -121,7 +121,8 @@ func (db *DB) ListPhoneNumbers(ctx context.Context, orgID, configID int64) ([]Ph
 
 // UpdatePhoneNumber loads number id of configuration configID, lets apply
 // change its label, active flag and default flag, and stores it in one
-// transaction. Making it the default caller id unsets the previous default.
+// transaction. Making it the default caller id unsets the previous default;
+// deactivating a number also takes its default flag away.
 func (db *DB) UpdatePhoneNumber(ctx context.Context, orgID, configID, id int64, apply func(*PhoneNumber)) (*PhoneNumber, error) {
 	var out PhoneNumber
 	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
@@ -131,6 +132,10 @@ func (db *DB) UpdatePhoneNumber(ctx context.Context, orgID, configID, id int64, 
 		}
 		p := phoneFromRow(r)
 		apply(&p)
+		if !p.IsActive {
+			// An inactive number is never used, so it cannot stay the default.
+			p.IsDefaultCallerID = false
+		}
 		now := db.nowMS()
 		if p.IsDefaultCallerID {
 			if err := q.ClearDefaultCallerID(ctx, sqlcdb.ClearDefaultCallerIDParams{UpdatedAt: now, TelephonyConfigurationID: configID, ID: id}); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/outdial/outdial/store"
 )
@@ -47,7 +48,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("WWW-Authenticate", "Bearer")
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"detail": ae.detail})
 	case errors.As(err, &ve):
-		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": ve.Problems})
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": portableInputs(ve.Problems)})
 	case errors.As(err, &he):
 		writeJSON(w, he.status, map[string]string{"detail": he.detail})
 	case errors.Is(err, errBodyTooLarge):
@@ -76,4 +77,39 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(append(body, '\n')) //nolint:errcheck // client gone
+}
+
+// portableInputs returns problems whose inputs every JSON decoder can read
+// back: a number sent beyond float64's range (1e400) is echoed as a string,
+// since many clients (Go's encoding/json, JavaScript) cannot decode it.
+func portableInputs(ps Problems) Problems {
+	out := make(Problems, len(ps))
+	for i, p := range ps {
+		p.Input = portableNumbers(p.Input)
+		out[i] = p
+	}
+	return out
+}
+
+func portableNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if _, err := strconv.ParseFloat(x.String(), 64); err != nil {
+			return x.String()
+		}
+		return x
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = portableNumbers(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = portableNumbers(e)
+		}
+		return l
+	}
+	return v
 }

@@ -98,7 +98,7 @@ func classifyAddress(p *Problems, provider, addr, country string) (normalized, k
 }
 
 func (s *Server) addPhoneNumber(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error {
-	configID, idErr := pathID(ps, "config_id", "telephony configuration")
+	configID, idErr := pathID(ps, "config_id")
 	body, err := readJSONObject(r)
 	if err != nil {
 		return joinProblems(idErr, err)
@@ -147,7 +147,7 @@ func (s *Server) addPhoneNumber(w http.ResponseWriter, r *http.Request, ps httpr
 }
 
 func (s *Server) listPhoneNumbers(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error {
-	configID, err := pathID(ps, "config_id", "telephony configuration")
+	configID, err := pathID(ps, "config_id")
 	if err != nil {
 		return err
 	}

@@ -64,44 +64,78 @@ var errBodyTooLarge = errors.New("request body too large")
 // integers and floats can be told apart. The error is a *ValidationError or
 // errBodyTooLarge.
 func readJSONObject(r *http.Request) (map[string]any, error) {
+	obj, _, err := readJSONObjectRaw(r)
+	return obj, err
+}
+
+// readJSONObjectRaw is readJSONObject that also returns the exact bytes of
+// each top-level value, for fields stored as sent (workflow definitions).
+func readJSONObjectRaw(r *http.Request) (map[string]any, map[string]json.RawMessage, error) {
 	data, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, errBodyTooLarge
+			return nil, nil, errBodyTooLarge
 		}
-		return nil, Problems{{Loc: []any{"body"}, Msg: "There was an error parsing the body", Type: "value_error"}}.Err()
+		return nil, nil, Problems{{Loc: []any{"body"}, Msg: "There was an error parsing the body", Type: "value_error"}}.Err()
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, Problems{{Loc: []any{"body"}, Msg: "Field required", Type: "missing"}}.Err()
+		return nil, nil, Problems{{Loc: []any{"body"}, Msg: "Field required", Type: "missing"}}.Err()
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
 	err = dec.Decode(&v)
+	// offset is where the problem is, as Python's json module (and so
+	// FastAPI) reports it: the index of the offending byte.
+	var offset int64
 	if err == nil {
-		if _, terr := dec.Token(); terr != io.EOF {
-			err = fmt.Errorf("extra data after the JSON value")
+		end := dec.InputOffset()
+		rest := bytes.TrimLeft(data[end:], " \t\r\n")
+		if len(rest) > 0 {
+			err = errors.New("extra data after the JSON value")
+			offset = int64(len(data) - len(rest))
 		}
 	}
 	if err == nil && !utf8.Valid(data) {
-		err = fmt.Errorf("invalid UTF-8")
+		err = errors.New("invalid UTF-8")
+		offset = int64(invalidUTF8Offset(data))
 	}
 	if err != nil {
-		offset := dec.InputOffset()
 		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			offset = se.Offset
+		switch {
+		case errors.As(err, &se):
+			// Offset counts the offending byte; Python points at it.
+			offset = max(se.Offset-1, 0)
+		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+			offset = int64(len(data))
 		}
-		return nil, Problems{{Loc: []any{"body", offset}, Msg: "JSON decode error", Type: "json_invalid",
+		return nil, nil, Problems{{Loc: []any{"body", offset}, Msg: "JSON decode error", Type: "json_invalid",
 			Input: map[string]any{}, Ctx: map[string]any{"error": jsonErrorText(err)}}}.Err()
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, Problems{{Loc: []any{"body"}, Msg: "Input should be a valid dictionary or object to extract fields from",
+		return nil, nil, Problems{{Loc: []any{"body"}, Msg: "Input should be a valid dictionary or object to extract fields from",
 			Type: "model_type", Input: v}}.Err()
 	}
-	return obj, nil
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, nil, fmt.Errorf("re-read body: %w", err)
+	}
+	return obj, raw, nil
+}
+
+// invalidUTF8Offset returns the index of the first byte of data that is not
+// part of valid UTF-8.
+func invalidUTF8Offset(data []byte) int {
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return len(data)
 }
 
 func jsonErrorText(err error) string {

@@ -22,4 +22,11 @@ func (s *Server) registerRoutes() {
 	s.authed(http.MethodDelete, "/api/v1/organizations/telephony-configs/:config_id/phone-numbers/:phone_number_id", s.deletePhoneNumber)
 
 	s.authed(http.MethodPost, "/api/v1/s3/presigned-upload-url", s.presignUpload)
+
+	s.authed(http.MethodPost, "/api/v1/workflow", s.createWorkflow)
+	s.authed(http.MethodGet, "/api/v1/workflow", s.listWorkflows)
+	s.authed(http.MethodGet, "/api/v1/workflow/:workflow_id", s.getWorkflow)
+	s.authed(http.MethodPut, "/api/v1/workflow/:workflow_id", s.updateWorkflow)
+	s.authed(http.MethodDelete, "/api/v1/workflow/:workflow_id", s.deleteWorkflow)
+	s.authed(http.MethodPost, "/api/v1/workflow/:workflow_id/validate", s.validateWorkflow)
 }

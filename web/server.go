@@ -148,10 +148,20 @@ type authError struct{ detail string }
 
 func (e *authError) Error() string { return e.detail }
 
+// pathResources names what each integer path parameter identifies, for 404
+// messages.
+var pathResources = map[string]string{
+	"config_id":       "telephony configuration",
+	"phone_number_id": "phone number",
+	"workflow_id":     "workflow",
+	"campaign_id":     "campaign",
+}
+
 // pathID parses the integer path parameter name. A value that is not an
 // integer is 422 int_parsing at ["path", name]; an integer too large for
 // int64 cannot name anything and is 404.
-func pathID(ps httprouter.Params, name, what string) (int64, error) {
+func pathID(ps httprouter.Params, name string) (int64, error) {
+	what := pathResources[name]
 	raw := ps.ByName(name)
 	id, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
 	if err != nil {
@@ -169,7 +179,7 @@ func pathIDs(ps httprouter.Params, names ...string) ([]int64, error) {
 	var all Problems
 	ids := make([]int64, len(names))
 	for i, n := range names {
-		id, err := pathID(ps, n, "resource")
+		id, err := pathID(ps, n)
 		var ve *ValidationError
 		switch {
 		case errors.As(err, &ve):

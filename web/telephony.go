@@ -56,7 +56,7 @@ func (s *Server) createTelephonyConfig(w http.ResponseWriter, r *http.Request, _
 		return err
 	}
 	var p Problems
-	f := fields{obj: body, loc: []any{"body"}, p: &p}
+	f := fields{obj: body, loc: []any{"body"}, p: &p, echo: maskedBody(body)}
 	name, _, _ := f.String("name", true, false, 1, 64)
 	isDefault, _, _ := f.Bool("is_default_outbound", false)
 	var provider string
@@ -92,7 +92,7 @@ func (s *Server) listTelephonyConfigs(w http.ResponseWriter, r *http.Request, _ 
 }
 
 func (s *Server) getTelephonyConfig(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error {
-	id, err := pathID(ps, "config_id", "telephony configuration")
+	id, err := pathID(ps, "config_id")
 	if err != nil {
 		return err
 	}
@@ -109,19 +109,28 @@ func (s *Server) getTelephonyConfig(w http.ResponseWriter, r *http.Request, ps h
 // is a 422 even for an unknown id, as FastAPI does), then the config fields
 // against the stored provider inside the store's transaction.
 func (s *Server) updateTelephonyConfig(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error {
-	id, idErr := pathID(ps, "config_id", "telephony configuration")
+	id, idErr := pathID(ps, "config_id")
 	body, err := readJSONObject(r)
 	if err != nil {
 		return joinProblems(idErr, err)
 	}
 	var p Problems
-	f := fields{obj: body, loc: []any{"body"}, p: &p}
+	f := fields{obj: body, loc: []any{"body"}, p: &p, echo: maskedBody(body)}
 	name, hasName, _ := f.String("name", false, true, 1, 64)
 	var isDefault, hasDefault bool
 	if v, sent := body["is_default_outbound"]; sent && v != nil {
 		isDefault, hasDefault, _ = f.Bool("is_default_outbound", false)
 	}
-	cf, hasConfig, _ := f.Object("config", false, true)
+	cf, hasConfig, configOK := f.Object("config", false, true)
+	if len(p) > 0 && idErr == nil && hasConfig && configOK {
+		// One 422 lists every problem of the request: when the top-level
+		// fields already fail, check the config against the stored provider
+		// too (when the configuration exists; the store re-checks below
+		// otherwise).
+		if c, err := s.db.GetTelephonyConfig(r.Context(), org, id); err == nil {
+			mergeCredentials(configFields(cf), c.Provider, c.Credentials)
+		}
+	}
 	if err := joinProblems(idErr, p.Err()); err != nil {
 		return err
 	}
@@ -147,7 +156,7 @@ func (s *Server) updateTelephonyConfig(w http.ResponseWriter, r *http.Request, p
 }
 
 func (s *Server) deleteTelephonyConfig(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error {
-	id, err := pathID(ps, "config_id", "telephony configuration")
+	id, err := pathID(ps, "config_id")
 	if err != nil {
 		return err
 	}

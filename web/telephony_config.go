@@ -25,15 +25,57 @@ var expectedTags = func() string {
 // configFields wraps a config object so that problems about the whole object
 // echo it with every value that is sensitive for any provider masked.
 func configFields(cf fields) fields {
-	echo := make(map[string]any, len(cf.obj))
-	for k, v := range cf.obj {
-		if s, isStr := v.(string); isStr && sensitiveAnywhere[k] {
-			v = carrier.Mask(s)
+	cf.echo = maskedConfig(cf.obj)
+	return cf
+}
+
+// maskedConfig returns a copy of a config object with the value of every
+// field that is sensitive for any provider masked (maskValue).
+func maskedConfig(obj map[string]any) map[string]any {
+	echo := make(map[string]any, len(obj))
+	for k, v := range obj {
+		if sensitiveAnywhere[k] {
+			v = maskValue(v)
 		}
 		echo[k] = v
 	}
-	cf.echo = echo
-	return cf
+	return echo
+}
+
+// maskedBody returns a copy of a telephony-configuration request body whose
+// `config` object, when it is one, has its sensitive values masked: the
+// echo of problems about the whole body (a missing name) must not carry a
+// secret.
+func maskedBody(body map[string]any) map[string]any {
+	cfg, isObj := body["config"].(map[string]any)
+	if !isObj {
+		return body
+	}
+	echo := make(map[string]any, len(body))
+	for k, v := range body {
+		echo[k] = v
+	}
+	echo["config"] = maskedConfig(cfg)
+	return echo
+}
+
+// maskValue hides a value sent in a sensitive field for echoing in a
+// problem: a string is masked (carrier.Mask); any other non-null JSON value
+// is masked as its JSON text, so a secret sent with the wrong type does not
+// come back either.
+func maskValue(v any) any {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case string:
+		return carrier.Mask(x)
+	default:
+		b, err := json.Marshal(x)
+		if err != nil {
+			return "****"
+		}
+		return carrier.Mask(string(b))
+	}
 }
 
 var sensitiveAnywhere = func() map[string]bool {
@@ -92,8 +134,21 @@ func checkFromNumbers(cf fields) {
 	}
 }
 
-// configField validates one sent field value; ok is false on a problem.
+// configField validates one sent field value; ok is false on a problem. The
+// input of a problem about a sensitive field is masked.
 func configField(cf fields, f carrier.Field) (any, bool) {
+	if f.Sensitive {
+		first := len(*cf.p)
+		defer func() {
+			for i := first; i < len(*cf.p); i++ {
+				(*cf.p)[i].Input = maskValue((*cf.p)[i].Input)
+			}
+		}()
+	}
+	return checkConfigField(cf, f)
+}
+
+func checkConfigField(cf fields, f carrier.Field) (any, bool) {
 	loc := at(cf.loc, f.Name)
 	v := cf.obj[f.Name]
 	if v == nil {

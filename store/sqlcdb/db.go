@@ -45,6 +45,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.deleteTelephonyConfigStmt, err = db.PrepareContext(ctx, deleteTelephonyConfig); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteTelephonyConfig: %w", err)
 	}
+	if q.deleteWorkflowStmt, err = db.PrepareContext(ctx, deleteWorkflow); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteWorkflow: %w", err)
+	}
 	if q.getAPIKeyByIDStmt, err = db.PrepareContext(ctx, getAPIKeyByID); err != nil {
 		return nil, fmt.Errorf("error preparing query GetAPIKeyByID: %w", err)
 	}
@@ -60,11 +63,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getTelephonyConfigStmt, err = db.PrepareContext(ctx, getTelephonyConfig); err != nil {
 		return nil, fmt.Errorf("error preparing query GetTelephonyConfig: %w", err)
 	}
+	if q.getWorkflowStmt, err = db.PrepareContext(ctx, getWorkflow); err != nil {
+		return nil, fmt.Errorf("error preparing query GetWorkflow: %w", err)
+	}
 	if q.insertPhoneNumberStmt, err = db.PrepareContext(ctx, insertPhoneNumber); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertPhoneNumber: %w", err)
 	}
 	if q.insertTelephonyConfigStmt, err = db.PrepareContext(ctx, insertTelephonyConfig); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertTelephonyConfig: %w", err)
+	}
+	if q.insertWorkflowStmt, err = db.PrepareContext(ctx, insertWorkflow); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertWorkflow: %w", err)
 	}
 	if q.listAPIKeysStmt, err = db.PrepareContext(ctx, listAPIKeys); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAPIKeys: %w", err)
@@ -74,6 +83,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.listTelephonyConfigsStmt, err = db.PrepareContext(ctx, listTelephonyConfigs); err != nil {
 		return nil, fmt.Errorf("error preparing query ListTelephonyConfigs: %w", err)
+	}
+	if q.listWorkflowsStmt, err = db.PrepareContext(ctx, listWorkflows); err != nil {
+		return nil, fmt.Errorf("error preparing query ListWorkflows: %w", err)
 	}
 	if q.phoneAddressTakenStmt, err = db.PrepareContext(ctx, phoneAddressTaken); err != nil {
 		return nil, fmt.Errorf("error preparing query PhoneAddressTaken: %w", err)
@@ -92,6 +104,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.updateTelephonyConfigStmt, err = db.PrepareContext(ctx, updateTelephonyConfig); err != nil {
 		return nil, fmt.Errorf("error preparing query UpdateTelephonyConfig: %w", err)
+	}
+	if q.updateWorkflowStmt, err = db.PrepareContext(ctx, updateWorkflow); err != nil {
+		return nil, fmt.Errorf("error preparing query UpdateWorkflow: %w", err)
+	}
+	if q.workflowNameTakenStmt, err = db.PrepareContext(ctx, workflowNameTaken); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkflowNameTaken: %w", err)
 	}
 	return &q, nil
 }
@@ -133,6 +151,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing deleteTelephonyConfigStmt: %w", cerr)
 		}
 	}
+	if q.deleteWorkflowStmt != nil {
+		if cerr := q.deleteWorkflowStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteWorkflowStmt: %w", cerr)
+		}
+	}
 	if q.getAPIKeyByIDStmt != nil {
 		if cerr := q.getAPIKeyByIDStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getAPIKeyByIDStmt: %w", cerr)
@@ -158,6 +181,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getTelephonyConfigStmt: %w", cerr)
 		}
 	}
+	if q.getWorkflowStmt != nil {
+		if cerr := q.getWorkflowStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getWorkflowStmt: %w", cerr)
+		}
+	}
 	if q.insertPhoneNumberStmt != nil {
 		if cerr := q.insertPhoneNumberStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing insertPhoneNumberStmt: %w", cerr)
@@ -166,6 +194,11 @@ func (q *Queries) Close() error {
 	if q.insertTelephonyConfigStmt != nil {
 		if cerr := q.insertTelephonyConfigStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing insertTelephonyConfigStmt: %w", cerr)
+		}
+	}
+	if q.insertWorkflowStmt != nil {
+		if cerr := q.insertWorkflowStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertWorkflowStmt: %w", cerr)
 		}
 	}
 	if q.listAPIKeysStmt != nil {
@@ -181,6 +214,11 @@ func (q *Queries) Close() error {
 	if q.listTelephonyConfigsStmt != nil {
 		if cerr := q.listTelephonyConfigsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listTelephonyConfigsStmt: %w", cerr)
+		}
+	}
+	if q.listWorkflowsStmt != nil {
+		if cerr := q.listWorkflowsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listWorkflowsStmt: %w", cerr)
 		}
 	}
 	if q.phoneAddressTakenStmt != nil {
@@ -211,6 +249,16 @@ func (q *Queries) Close() error {
 	if q.updateTelephonyConfigStmt != nil {
 		if cerr := q.updateTelephonyConfigStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing updateTelephonyConfigStmt: %w", cerr)
+		}
+	}
+	if q.updateWorkflowStmt != nil {
+		if cerr := q.updateWorkflowStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing updateWorkflowStmt: %w", cerr)
+		}
+	}
+	if q.workflowNameTakenStmt != nil {
+		if cerr := q.workflowNameTakenStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workflowNameTakenStmt: %w", cerr)
 		}
 	}
 	return err
@@ -259,22 +307,28 @@ type Queries struct {
 	createOrganizationStmt            *sql.Stmt
 	deletePhoneNumberStmt             *sql.Stmt
 	deleteTelephonyConfigStmt         *sql.Stmt
+	deleteWorkflowStmt                *sql.Stmt
 	getAPIKeyByIDStmt                 *sql.Stmt
 	getDefaultOutboundConfigIDStmt    *sql.Stmt
 	getOrganizationByNameStmt         *sql.Stmt
 	getPhoneNumberStmt                *sql.Stmt
 	getTelephonyConfigStmt            *sql.Stmt
+	getWorkflowStmt                   *sql.Stmt
 	insertPhoneNumberStmt             *sql.Stmt
 	insertTelephonyConfigStmt         *sql.Stmt
+	insertWorkflowStmt                *sql.Stmt
 	listAPIKeysStmt                   *sql.Stmt
 	listPhoneNumbersStmt              *sql.Stmt
 	listTelephonyConfigsStmt          *sql.Stmt
+	listWorkflowsStmt                 *sql.Stmt
 	phoneAddressTakenStmt             *sql.Stmt
 	revokeAPIKeyStmt                  *sql.Stmt
 	setTelephonyConfigCredentialsStmt *sql.Stmt
 	telephonyConfigNameTakenStmt      *sql.Stmt
 	updatePhoneNumberStmt             *sql.Stmt
 	updateTelephonyConfigStmt         *sql.Stmt
+	updateWorkflowStmt                *sql.Stmt
+	workflowNameTakenStmt             *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
@@ -288,21 +342,27 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		createOrganizationStmt:            q.createOrganizationStmt,
 		deletePhoneNumberStmt:             q.deletePhoneNumberStmt,
 		deleteTelephonyConfigStmt:         q.deleteTelephonyConfigStmt,
+		deleteWorkflowStmt:                q.deleteWorkflowStmt,
 		getAPIKeyByIDStmt:                 q.getAPIKeyByIDStmt,
 		getDefaultOutboundConfigIDStmt:    q.getDefaultOutboundConfigIDStmt,
 		getOrganizationByNameStmt:         q.getOrganizationByNameStmt,
 		getPhoneNumberStmt:                q.getPhoneNumberStmt,
 		getTelephonyConfigStmt:            q.getTelephonyConfigStmt,
+		getWorkflowStmt:                   q.getWorkflowStmt,
 		insertPhoneNumberStmt:             q.insertPhoneNumberStmt,
 		insertTelephonyConfigStmt:         q.insertTelephonyConfigStmt,
+		insertWorkflowStmt:                q.insertWorkflowStmt,
 		listAPIKeysStmt:                   q.listAPIKeysStmt,
 		listPhoneNumbersStmt:              q.listPhoneNumbersStmt,
 		listTelephonyConfigsStmt:          q.listTelephonyConfigsStmt,
+		listWorkflowsStmt:                 q.listWorkflowsStmt,
 		phoneAddressTakenStmt:             q.phoneAddressTakenStmt,
 		revokeAPIKeyStmt:                  q.revokeAPIKeyStmt,
 		setTelephonyConfigCredentialsStmt: q.setTelephonyConfigCredentialsStmt,
 		telephonyConfigNameTakenStmt:      q.telephonyConfigNameTakenStmt,
 		updatePhoneNumberStmt:             q.updatePhoneNumberStmt,
 		updateTelephonyConfigStmt:         q.updateTelephonyConfigStmt,
+		updateWorkflowStmt:                q.updateWorkflowStmt,
+		workflowNameTakenStmt:             q.workflowNameTakenStmt,
 	}
 }

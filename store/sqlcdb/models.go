@@ -50,3 +50,12 @@ type TelephonyConfig struct {
 	CreatedAt         int64
 	UpdatedAt         int64
 }
+
+type Workflow struct {
+	ID             int64
+	OrganizationID int64
+	Name           string
+	Definition     string
+	CreatedAt      int64
+	UpdatedAt      int64
+}

@@ -1,0 +1,19 @@
+-- name: InsertWorkflow :one
+INSERT INTO workflows (organization_id, name, definition, created_at, updated_at)
+VALUES (?, ?, ?, ?, ?) RETURNING *;
+
+-- name: GetWorkflow :one
+SELECT * FROM workflows WHERE id = ? AND organization_id = ?;
+
+-- name: ListWorkflows :many
+SELECT id, name, created_at, updated_at FROM workflows WHERE organization_id = ? ORDER BY id;
+
+-- name: WorkflowNameTaken :one
+SELECT count(*) FROM workflows WHERE organization_id = ? AND name = ? AND id != ?;
+
+-- name: UpdateWorkflow :one
+UPDATE workflows SET name = ?, definition = ?, updated_at = ?
+WHERE id = ? AND organization_id = ? RETURNING *;
+
+-- name: DeleteWorkflow :execrows
+DELETE FROM workflows WHERE id = ? AND organization_id = ?;
