@@ -24,14 +24,44 @@ func New(db DBTX) *Queries {
 func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	q := Queries{db: db}
 	var err error
+	if q.addCampaignCountsStmt, err = db.PrepareContext(ctx, addCampaignCounts); err != nil {
+		return nil, fmt.Errorf("error preparing query AddCampaignCounts: %w", err)
+	}
 	if q.authenticateAPIKeyStmt, err = db.PrepareContext(ctx, authenticateAPIKey); err != nil {
 		return nil, fmt.Errorf("error preparing query AuthenticateAPIKey: %w", err)
+	}
+	if q.campaignTimezonesStmt, err = db.PrepareContext(ctx, campaignTimezones); err != nil {
+		return nil, fmt.Errorf("error preparing query CampaignTimezones: %w", err)
+	}
+	if q.cancelCampaignStmt, err = db.PrepareContext(ctx, cancelCampaign); err != nil {
+		return nil, fmt.Errorf("error preparing query CancelCampaign: %w", err)
+	}
+	if q.claimAttemptsStmt, err = db.PrepareContext(ctx, claimAttempts); err != nil {
+		return nil, fmt.Errorf("error preparing query ClaimAttempts: %w", err)
 	}
 	if q.clearDefaultCallerIDStmt, err = db.PrepareContext(ctx, clearDefaultCallerID); err != nil {
 		return nil, fmt.Errorf("error preparing query ClearDefaultCallerID: %w", err)
 	}
 	if q.clearDefaultOutboundStmt, err = db.PrepareContext(ctx, clearDefaultOutbound); err != nil {
 		return nil, fmt.Errorf("error preparing query ClearDefaultOutbound: %w", err)
+	}
+	if q.completeCampaignStmt, err = db.PrepareContext(ctx, completeCampaign); err != nil {
+		return nil, fmt.Errorf("error preparing query CompleteCampaign: %w", err)
+	}
+	if q.contactsWithOutcomesStmt, err = db.PrepareContext(ctx, contactsWithOutcomes); err != nil {
+		return nil, fmt.Errorf("error preparing query ContactsWithOutcomes: %w", err)
+	}
+	if q.countActiveAttemptsStmt, err = db.PrepareContext(ctx, countActiveAttempts); err != nil {
+		return nil, fmt.Errorf("error preparing query CountActiveAttempts: %w", err)
+	}
+	if q.countActiveCallerIDsStmt, err = db.PrepareContext(ctx, countActiveCallerIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query CountActiveCallerIDs: %w", err)
+	}
+	if q.countUnfinishedCampaignsForConfigStmt, err = db.PrepareContext(ctx, countUnfinishedCampaignsForConfig); err != nil {
+		return nil, fmt.Errorf("error preparing query CountUnfinishedCampaignsForConfig: %w", err)
+	}
+	if q.countUnfinishedCampaignsForWorkflowStmt, err = db.PrepareContext(ctx, countUnfinishedCampaignsForWorkflow); err != nil {
+		return nil, fmt.Errorf("error preparing query CountUnfinishedCampaignsForWorkflow: %w", err)
 	}
 	if q.createAPIKeyStmt, err = db.PrepareContext(ctx, createAPIKey); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateAPIKey: %w", err)
@@ -48,8 +78,29 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.deleteWorkflowStmt, err = db.PrepareContext(ctx, deleteWorkflow); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteWorkflow: %w", err)
 	}
+	if q.expiredAttemptsStmt, err = db.PrepareContext(ctx, expiredAttempts); err != nil {
+		return nil, fmt.Errorf("error preparing query ExpiredAttempts: %w", err)
+	}
+	if q.finalizeContactStmt, err = db.PrepareContext(ctx, finalizeContact); err != nil {
+		return nil, fmt.Errorf("error preparing query FinalizeContact: %w", err)
+	}
+	if q.finishAttemptStmt, err = db.PrepareContext(ctx, finishAttempt); err != nil {
+		return nil, fmt.Errorf("error preparing query FinishAttempt: %w", err)
+	}
 	if q.getAPIKeyByIDStmt, err = db.PrepareContext(ctx, getAPIKeyByID); err != nil {
 		return nil, fmt.Errorf("error preparing query GetAPIKeyByID: %w", err)
+	}
+	if q.getAttemptStmt, err = db.PrepareContext(ctx, getAttempt); err != nil {
+		return nil, fmt.Errorf("error preparing query GetAttempt: %w", err)
+	}
+	if q.getCampaignStmt, err = db.PrepareContext(ctx, getCampaign); err != nil {
+		return nil, fmt.Errorf("error preparing query GetCampaign: %w", err)
+	}
+	if q.getCampaignByIDStmt, err = db.PrepareContext(ctx, getCampaignByID); err != nil {
+		return nil, fmt.Errorf("error preparing query GetCampaignByID: %w", err)
+	}
+	if q.getContactStmt, err = db.PrepareContext(ctx, getContact); err != nil {
+		return nil, fmt.Errorf("error preparing query GetContact: %w", err)
 	}
 	if q.getDefaultOutboundConfigIDStmt, err = db.PrepareContext(ctx, getDefaultOutboundConfigID); err != nil {
 		return nil, fmt.Errorf("error preparing query GetDefaultOutboundConfigID: %w", err)
@@ -66,6 +117,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getWorkflowStmt, err = db.PrepareContext(ctx, getWorkflow); err != nil {
 		return nil, fmt.Errorf("error preparing query GetWorkflow: %w", err)
 	}
+	if q.insertAttemptStmt, err = db.PrepareContext(ctx, insertAttempt); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertAttempt: %w", err)
+	}
+	if q.insertCampaignStmt, err = db.PrepareContext(ctx, insertCampaign); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertCampaign: %w", err)
+	}
+	if q.insertContactStmt, err = db.PrepareContext(ctx, insertContact); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertContact: %w", err)
+	}
+	if q.insertLogStmt, err = db.PrepareContext(ctx, insertLog); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertLog: %w", err)
+	}
 	if q.insertPhoneNumberStmt, err = db.PrepareContext(ctx, insertPhoneNumber); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertPhoneNumber: %w", err)
 	}
@@ -75,8 +138,23 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.insertWorkflowStmt, err = db.PrepareContext(ctx, insertWorkflow); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertWorkflow: %w", err)
 	}
+	if q.lastAttemptOfContactStmt, err = db.PrepareContext(ctx, lastAttemptOfContact); err != nil {
+		return nil, fmt.Errorf("error preparing query LastAttemptOfContact: %w", err)
+	}
 	if q.listAPIKeysStmt, err = db.PrepareContext(ctx, listAPIKeys); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAPIKeys: %w", err)
+	}
+	if q.listAttemptsStmt, err = db.PrepareContext(ctx, listAttempts); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAttempts: %w", err)
+	}
+	if q.listCampaignsStmt, err = db.PrepareContext(ctx, listCampaigns); err != nil {
+		return nil, fmt.Errorf("error preparing query ListCampaigns: %w", err)
+	}
+	if q.listContactsStmt, err = db.PrepareContext(ctx, listContacts); err != nil {
+		return nil, fmt.Errorf("error preparing query ListContacts: %w", err)
+	}
+	if q.listLogsStmt, err = db.PrepareContext(ctx, listLogs); err != nil {
+		return nil, fmt.Errorf("error preparing query ListLogs: %w", err)
 	}
 	if q.listPhoneNumbersStmt, err = db.PrepareContext(ctx, listPhoneNumbers); err != nil {
 		return nil, fmt.Errorf("error preparing query ListPhoneNumbers: %w", err)
@@ -87,17 +165,74 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listWorkflowsStmt, err = db.PrepareContext(ctx, listWorkflows); err != nil {
 		return nil, fmt.Errorf("error preparing query ListWorkflows: %w", err)
 	}
+	if q.markAttemptPlacedStmt, err = db.PrepareContext(ctx, markAttemptPlaced); err != nil {
+		return nil, fmt.Errorf("error preparing query MarkAttemptPlaced: %w", err)
+	}
+	if q.minDeadlineStmt, err = db.PrepareContext(ctx, minDeadline); err != nil {
+		return nil, fmt.Errorf("error preparing query MinDeadline: %w", err)
+	}
+	if q.moveCampaignStateStmt, err = db.PrepareContext(ctx, moveCampaignState); err != nil {
+		return nil, fmt.Errorf("error preparing query MoveCampaignState: %w", err)
+	}
+	if q.noteAttemptProgressStmt, err = db.PrepareContext(ctx, noteAttemptProgress); err != nil {
+		return nil, fmt.Errorf("error preparing query NoteAttemptProgress: %w", err)
+	}
+	if q.noteContactAttemptStmt, err = db.PrepareContext(ctx, noteContactAttempt); err != nil {
+		return nil, fmt.Errorf("error preparing query NoteContactAttempt: %w", err)
+	}
 	if q.phoneAddressTakenStmt, err = db.PrepareContext(ctx, phoneAddressTaken); err != nil {
 		return nil, fmt.Errorf("error preparing query PhoneAddressTaken: %w", err)
+	}
+	if q.pickCallerIDStmt, err = db.PrepareContext(ctx, pickCallerID); err != nil {
+		return nil, fmt.Errorf("error preparing query PickCallerID: %w", err)
+	}
+	if q.queuedByTimezoneStmt, err = db.PrepareContext(ctx, queuedByTimezone); err != nil {
+		return nil, fmt.Errorf("error preparing query QueuedByTimezone: %w", err)
+	}
+	if q.recentLogsStmt, err = db.PrepareContext(ctx, recentLogs); err != nil {
+		return nil, fmt.Errorf("error preparing query RecentLogs: %w", err)
+	}
+	if q.requeueAttemptStmt, err = db.PrepareContext(ctx, requeueAttempt); err != nil {
+		return nil, fmt.Errorf("error preparing query RequeueAttempt: %w", err)
+	}
+	if q.resumeCampaignStmt, err = db.PrepareContext(ctx, resumeCampaign); err != nil {
+		return nil, fmt.Errorf("error preparing query ResumeCampaign: %w", err)
 	}
 	if q.revokeAPIKeyStmt, err = db.PrepareContext(ctx, revokeAPIKey); err != nil {
 		return nil, fmt.Errorf("error preparing query RevokeAPIKey: %w", err)
 	}
+	if q.runningCampaignIDsStmt, err = db.PrepareContext(ctx, runningCampaignIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query RunningCampaignIDs: %w", err)
+	}
+	if q.setCampaignTotalsStmt, err = db.PrepareContext(ctx, setCampaignTotals); err != nil {
+		return nil, fmt.Errorf("error preparing query SetCampaignTotals: %w", err)
+	}
+	if q.setNextDialAtStmt, err = db.PrepareContext(ctx, setNextDialAt); err != nil {
+		return nil, fmt.Errorf("error preparing query SetNextDialAt: %w", err)
+	}
+	if q.setRedialedStmt, err = db.PrepareContext(ctx, setRedialed); err != nil {
+		return nil, fmt.Errorf("error preparing query SetRedialed: %w", err)
+	}
 	if q.setTelephonyConfigCredentialsStmt, err = db.PrepareContext(ctx, setTelephonyConfigCredentials); err != nil {
 		return nil, fmt.Errorf("error preparing query SetTelephonyConfigCredentials: %w", err)
 	}
+	if q.startCampaignStmt, err = db.PrepareContext(ctx, startCampaign); err != nil {
+		return nil, fmt.Errorf("error preparing query StartCampaign: %w", err)
+	}
 	if q.telephonyConfigNameTakenStmt, err = db.PrepareContext(ctx, telephonyConfigNameTaken); err != nil {
 		return nil, fmt.Errorf("error preparing query TelephonyConfigNameTaken: %w", err)
+	}
+	if q.touchCallerIDStmt, err = db.PrepareContext(ctx, touchCallerID); err != nil {
+		return nil, fmt.Errorf("error preparing query TouchCallerID: %w", err)
+	}
+	if q.unfinishedAttemptsStmt, err = db.PrepareContext(ctx, unfinishedAttempts); err != nil {
+		return nil, fmt.Errorf("error preparing query UnfinishedAttempts: %w", err)
+	}
+	if q.updateCampaignSettingsStmt, err = db.PrepareContext(ctx, updateCampaignSettings); err != nil {
+		return nil, fmt.Errorf("error preparing query UpdateCampaignSettings: %w", err)
+	}
+	if q.updateLogStmt, err = db.PrepareContext(ctx, updateLog); err != nil {
+		return nil, fmt.Errorf("error preparing query UpdateLog: %w", err)
 	}
 	if q.updatePhoneNumberStmt, err = db.PrepareContext(ctx, updatePhoneNumber); err != nil {
 		return nil, fmt.Errorf("error preparing query UpdatePhoneNumber: %w", err)
@@ -116,9 +251,29 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 
 func (q *Queries) Close() error {
 	var err error
+	if q.addCampaignCountsStmt != nil {
+		if cerr := q.addCampaignCountsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing addCampaignCountsStmt: %w", cerr)
+		}
+	}
 	if q.authenticateAPIKeyStmt != nil {
 		if cerr := q.authenticateAPIKeyStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing authenticateAPIKeyStmt: %w", cerr)
+		}
+	}
+	if q.campaignTimezonesStmt != nil {
+		if cerr := q.campaignTimezonesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing campaignTimezonesStmt: %w", cerr)
+		}
+	}
+	if q.cancelCampaignStmt != nil {
+		if cerr := q.cancelCampaignStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing cancelCampaignStmt: %w", cerr)
+		}
+	}
+	if q.claimAttemptsStmt != nil {
+		if cerr := q.claimAttemptsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing claimAttemptsStmt: %w", cerr)
 		}
 	}
 	if q.clearDefaultCallerIDStmt != nil {
@@ -129,6 +284,36 @@ func (q *Queries) Close() error {
 	if q.clearDefaultOutboundStmt != nil {
 		if cerr := q.clearDefaultOutboundStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing clearDefaultOutboundStmt: %w", cerr)
+		}
+	}
+	if q.completeCampaignStmt != nil {
+		if cerr := q.completeCampaignStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing completeCampaignStmt: %w", cerr)
+		}
+	}
+	if q.contactsWithOutcomesStmt != nil {
+		if cerr := q.contactsWithOutcomesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing contactsWithOutcomesStmt: %w", cerr)
+		}
+	}
+	if q.countActiveAttemptsStmt != nil {
+		if cerr := q.countActiveAttemptsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing countActiveAttemptsStmt: %w", cerr)
+		}
+	}
+	if q.countActiveCallerIDsStmt != nil {
+		if cerr := q.countActiveCallerIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing countActiveCallerIDsStmt: %w", cerr)
+		}
+	}
+	if q.countUnfinishedCampaignsForConfigStmt != nil {
+		if cerr := q.countUnfinishedCampaignsForConfigStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing countUnfinishedCampaignsForConfigStmt: %w", cerr)
+		}
+	}
+	if q.countUnfinishedCampaignsForWorkflowStmt != nil {
+		if cerr := q.countUnfinishedCampaignsForWorkflowStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing countUnfinishedCampaignsForWorkflowStmt: %w", cerr)
 		}
 	}
 	if q.createAPIKeyStmt != nil {
@@ -156,9 +341,44 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing deleteWorkflowStmt: %w", cerr)
 		}
 	}
+	if q.expiredAttemptsStmt != nil {
+		if cerr := q.expiredAttemptsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing expiredAttemptsStmt: %w", cerr)
+		}
+	}
+	if q.finalizeContactStmt != nil {
+		if cerr := q.finalizeContactStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing finalizeContactStmt: %w", cerr)
+		}
+	}
+	if q.finishAttemptStmt != nil {
+		if cerr := q.finishAttemptStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing finishAttemptStmt: %w", cerr)
+		}
+	}
 	if q.getAPIKeyByIDStmt != nil {
 		if cerr := q.getAPIKeyByIDStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getAPIKeyByIDStmt: %w", cerr)
+		}
+	}
+	if q.getAttemptStmt != nil {
+		if cerr := q.getAttemptStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getAttemptStmt: %w", cerr)
+		}
+	}
+	if q.getCampaignStmt != nil {
+		if cerr := q.getCampaignStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getCampaignStmt: %w", cerr)
+		}
+	}
+	if q.getCampaignByIDStmt != nil {
+		if cerr := q.getCampaignByIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getCampaignByIDStmt: %w", cerr)
+		}
+	}
+	if q.getContactStmt != nil {
+		if cerr := q.getContactStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getContactStmt: %w", cerr)
 		}
 	}
 	if q.getDefaultOutboundConfigIDStmt != nil {
@@ -186,6 +406,26 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getWorkflowStmt: %w", cerr)
 		}
 	}
+	if q.insertAttemptStmt != nil {
+		if cerr := q.insertAttemptStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertAttemptStmt: %w", cerr)
+		}
+	}
+	if q.insertCampaignStmt != nil {
+		if cerr := q.insertCampaignStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertCampaignStmt: %w", cerr)
+		}
+	}
+	if q.insertContactStmt != nil {
+		if cerr := q.insertContactStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertContactStmt: %w", cerr)
+		}
+	}
+	if q.insertLogStmt != nil {
+		if cerr := q.insertLogStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertLogStmt: %w", cerr)
+		}
+	}
 	if q.insertPhoneNumberStmt != nil {
 		if cerr := q.insertPhoneNumberStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing insertPhoneNumberStmt: %w", cerr)
@@ -201,9 +441,34 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing insertWorkflowStmt: %w", cerr)
 		}
 	}
+	if q.lastAttemptOfContactStmt != nil {
+		if cerr := q.lastAttemptOfContactStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing lastAttemptOfContactStmt: %w", cerr)
+		}
+	}
 	if q.listAPIKeysStmt != nil {
 		if cerr := q.listAPIKeysStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listAPIKeysStmt: %w", cerr)
+		}
+	}
+	if q.listAttemptsStmt != nil {
+		if cerr := q.listAttemptsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAttemptsStmt: %w", cerr)
+		}
+	}
+	if q.listCampaignsStmt != nil {
+		if cerr := q.listCampaignsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listCampaignsStmt: %w", cerr)
+		}
+	}
+	if q.listContactsStmt != nil {
+		if cerr := q.listContactsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listContactsStmt: %w", cerr)
+		}
+	}
+	if q.listLogsStmt != nil {
+		if cerr := q.listLogsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listLogsStmt: %w", cerr)
 		}
 	}
 	if q.listPhoneNumbersStmt != nil {
@@ -221,9 +486,59 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listWorkflowsStmt: %w", cerr)
 		}
 	}
+	if q.markAttemptPlacedStmt != nil {
+		if cerr := q.markAttemptPlacedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing markAttemptPlacedStmt: %w", cerr)
+		}
+	}
+	if q.minDeadlineStmt != nil {
+		if cerr := q.minDeadlineStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing minDeadlineStmt: %w", cerr)
+		}
+	}
+	if q.moveCampaignStateStmt != nil {
+		if cerr := q.moveCampaignStateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing moveCampaignStateStmt: %w", cerr)
+		}
+	}
+	if q.noteAttemptProgressStmt != nil {
+		if cerr := q.noteAttemptProgressStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing noteAttemptProgressStmt: %w", cerr)
+		}
+	}
+	if q.noteContactAttemptStmt != nil {
+		if cerr := q.noteContactAttemptStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing noteContactAttemptStmt: %w", cerr)
+		}
+	}
 	if q.phoneAddressTakenStmt != nil {
 		if cerr := q.phoneAddressTakenStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing phoneAddressTakenStmt: %w", cerr)
+		}
+	}
+	if q.pickCallerIDStmt != nil {
+		if cerr := q.pickCallerIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing pickCallerIDStmt: %w", cerr)
+		}
+	}
+	if q.queuedByTimezoneStmt != nil {
+		if cerr := q.queuedByTimezoneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing queuedByTimezoneStmt: %w", cerr)
+		}
+	}
+	if q.recentLogsStmt != nil {
+		if cerr := q.recentLogsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing recentLogsStmt: %w", cerr)
+		}
+	}
+	if q.requeueAttemptStmt != nil {
+		if cerr := q.requeueAttemptStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing requeueAttemptStmt: %w", cerr)
+		}
+	}
+	if q.resumeCampaignStmt != nil {
+		if cerr := q.resumeCampaignStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resumeCampaignStmt: %w", cerr)
 		}
 	}
 	if q.revokeAPIKeyStmt != nil {
@@ -231,14 +546,59 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing revokeAPIKeyStmt: %w", cerr)
 		}
 	}
+	if q.runningCampaignIDsStmt != nil {
+		if cerr := q.runningCampaignIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing runningCampaignIDsStmt: %w", cerr)
+		}
+	}
+	if q.setCampaignTotalsStmt != nil {
+		if cerr := q.setCampaignTotalsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setCampaignTotalsStmt: %w", cerr)
+		}
+	}
+	if q.setNextDialAtStmt != nil {
+		if cerr := q.setNextDialAtStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setNextDialAtStmt: %w", cerr)
+		}
+	}
+	if q.setRedialedStmt != nil {
+		if cerr := q.setRedialedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setRedialedStmt: %w", cerr)
+		}
+	}
 	if q.setTelephonyConfigCredentialsStmt != nil {
 		if cerr := q.setTelephonyConfigCredentialsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing setTelephonyConfigCredentialsStmt: %w", cerr)
 		}
 	}
+	if q.startCampaignStmt != nil {
+		if cerr := q.startCampaignStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing startCampaignStmt: %w", cerr)
+		}
+	}
 	if q.telephonyConfigNameTakenStmt != nil {
 		if cerr := q.telephonyConfigNameTakenStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing telephonyConfigNameTakenStmt: %w", cerr)
+		}
+	}
+	if q.touchCallerIDStmt != nil {
+		if cerr := q.touchCallerIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing touchCallerIDStmt: %w", cerr)
+		}
+	}
+	if q.unfinishedAttemptsStmt != nil {
+		if cerr := q.unfinishedAttemptsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing unfinishedAttemptsStmt: %w", cerr)
+		}
+	}
+	if q.updateCampaignSettingsStmt != nil {
+		if cerr := q.updateCampaignSettingsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing updateCampaignSettingsStmt: %w", cerr)
+		}
+	}
+	if q.updateLogStmt != nil {
+		if cerr := q.updateLogStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing updateLogStmt: %w", cerr)
 		}
 	}
 	if q.updatePhoneNumberStmt != nil {
@@ -298,71 +658,161 @@ func (q *Queries) queryRow(ctx context.Context, stmt *sql.Stmt, query string, ar
 }
 
 type Queries struct {
-	db                                DBTX
-	tx                                *sql.Tx
-	authenticateAPIKeyStmt            *sql.Stmt
-	clearDefaultCallerIDStmt          *sql.Stmt
-	clearDefaultOutboundStmt          *sql.Stmt
-	createAPIKeyStmt                  *sql.Stmt
-	createOrganizationStmt            *sql.Stmt
-	deletePhoneNumberStmt             *sql.Stmt
-	deleteTelephonyConfigStmt         *sql.Stmt
-	deleteWorkflowStmt                *sql.Stmt
-	getAPIKeyByIDStmt                 *sql.Stmt
-	getDefaultOutboundConfigIDStmt    *sql.Stmt
-	getOrganizationByNameStmt         *sql.Stmt
-	getPhoneNumberStmt                *sql.Stmt
-	getTelephonyConfigStmt            *sql.Stmt
-	getWorkflowStmt                   *sql.Stmt
-	insertPhoneNumberStmt             *sql.Stmt
-	insertTelephonyConfigStmt         *sql.Stmt
-	insertWorkflowStmt                *sql.Stmt
-	listAPIKeysStmt                   *sql.Stmt
-	listPhoneNumbersStmt              *sql.Stmt
-	listTelephonyConfigsStmt          *sql.Stmt
-	listWorkflowsStmt                 *sql.Stmt
-	phoneAddressTakenStmt             *sql.Stmt
-	revokeAPIKeyStmt                  *sql.Stmt
-	setTelephonyConfigCredentialsStmt *sql.Stmt
-	telephonyConfigNameTakenStmt      *sql.Stmt
-	updatePhoneNumberStmt             *sql.Stmt
-	updateTelephonyConfigStmt         *sql.Stmt
-	updateWorkflowStmt                *sql.Stmt
-	workflowNameTakenStmt             *sql.Stmt
+	db                                      DBTX
+	tx                                      *sql.Tx
+	addCampaignCountsStmt                   *sql.Stmt
+	authenticateAPIKeyStmt                  *sql.Stmt
+	campaignTimezonesStmt                   *sql.Stmt
+	cancelCampaignStmt                      *sql.Stmt
+	claimAttemptsStmt                       *sql.Stmt
+	clearDefaultCallerIDStmt                *sql.Stmt
+	clearDefaultOutboundStmt                *sql.Stmt
+	completeCampaignStmt                    *sql.Stmt
+	contactsWithOutcomesStmt                *sql.Stmt
+	countActiveAttemptsStmt                 *sql.Stmt
+	countActiveCallerIDsStmt                *sql.Stmt
+	countUnfinishedCampaignsForConfigStmt   *sql.Stmt
+	countUnfinishedCampaignsForWorkflowStmt *sql.Stmt
+	createAPIKeyStmt                        *sql.Stmt
+	createOrganizationStmt                  *sql.Stmt
+	deletePhoneNumberStmt                   *sql.Stmt
+	deleteTelephonyConfigStmt               *sql.Stmt
+	deleteWorkflowStmt                      *sql.Stmt
+	expiredAttemptsStmt                     *sql.Stmt
+	finalizeContactStmt                     *sql.Stmt
+	finishAttemptStmt                       *sql.Stmt
+	getAPIKeyByIDStmt                       *sql.Stmt
+	getAttemptStmt                          *sql.Stmt
+	getCampaignStmt                         *sql.Stmt
+	getCampaignByIDStmt                     *sql.Stmt
+	getContactStmt                          *sql.Stmt
+	getDefaultOutboundConfigIDStmt          *sql.Stmt
+	getOrganizationByNameStmt               *sql.Stmt
+	getPhoneNumberStmt                      *sql.Stmt
+	getTelephonyConfigStmt                  *sql.Stmt
+	getWorkflowStmt                         *sql.Stmt
+	insertAttemptStmt                       *sql.Stmt
+	insertCampaignStmt                      *sql.Stmt
+	insertContactStmt                       *sql.Stmt
+	insertLogStmt                           *sql.Stmt
+	insertPhoneNumberStmt                   *sql.Stmt
+	insertTelephonyConfigStmt               *sql.Stmt
+	insertWorkflowStmt                      *sql.Stmt
+	lastAttemptOfContactStmt                *sql.Stmt
+	listAPIKeysStmt                         *sql.Stmt
+	listAttemptsStmt                        *sql.Stmt
+	listCampaignsStmt                       *sql.Stmt
+	listContactsStmt                        *sql.Stmt
+	listLogsStmt                            *sql.Stmt
+	listPhoneNumbersStmt                    *sql.Stmt
+	listTelephonyConfigsStmt                *sql.Stmt
+	listWorkflowsStmt                       *sql.Stmt
+	markAttemptPlacedStmt                   *sql.Stmt
+	minDeadlineStmt                         *sql.Stmt
+	moveCampaignStateStmt                   *sql.Stmt
+	noteAttemptProgressStmt                 *sql.Stmt
+	noteContactAttemptStmt                  *sql.Stmt
+	phoneAddressTakenStmt                   *sql.Stmt
+	pickCallerIDStmt                        *sql.Stmt
+	queuedByTimezoneStmt                    *sql.Stmt
+	recentLogsStmt                          *sql.Stmt
+	requeueAttemptStmt                      *sql.Stmt
+	resumeCampaignStmt                      *sql.Stmt
+	revokeAPIKeyStmt                        *sql.Stmt
+	runningCampaignIDsStmt                  *sql.Stmt
+	setCampaignTotalsStmt                   *sql.Stmt
+	setNextDialAtStmt                       *sql.Stmt
+	setRedialedStmt                         *sql.Stmt
+	setTelephonyConfigCredentialsStmt       *sql.Stmt
+	startCampaignStmt                       *sql.Stmt
+	telephonyConfigNameTakenStmt            *sql.Stmt
+	touchCallerIDStmt                       *sql.Stmt
+	unfinishedAttemptsStmt                  *sql.Stmt
+	updateCampaignSettingsStmt              *sql.Stmt
+	updateLogStmt                           *sql.Stmt
+	updatePhoneNumberStmt                   *sql.Stmt
+	updateTelephonyConfigStmt               *sql.Stmt
+	updateWorkflowStmt                      *sql.Stmt
+	workflowNameTakenStmt                   *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 	return &Queries{
-		db:                                tx,
-		tx:                                tx,
-		authenticateAPIKeyStmt:            q.authenticateAPIKeyStmt,
-		clearDefaultCallerIDStmt:          q.clearDefaultCallerIDStmt,
-		clearDefaultOutboundStmt:          q.clearDefaultOutboundStmt,
-		createAPIKeyStmt:                  q.createAPIKeyStmt,
-		createOrganizationStmt:            q.createOrganizationStmt,
-		deletePhoneNumberStmt:             q.deletePhoneNumberStmt,
-		deleteTelephonyConfigStmt:         q.deleteTelephonyConfigStmt,
-		deleteWorkflowStmt:                q.deleteWorkflowStmt,
-		getAPIKeyByIDStmt:                 q.getAPIKeyByIDStmt,
-		getDefaultOutboundConfigIDStmt:    q.getDefaultOutboundConfigIDStmt,
-		getOrganizationByNameStmt:         q.getOrganizationByNameStmt,
-		getPhoneNumberStmt:                q.getPhoneNumberStmt,
-		getTelephonyConfigStmt:            q.getTelephonyConfigStmt,
-		getWorkflowStmt:                   q.getWorkflowStmt,
-		insertPhoneNumberStmt:             q.insertPhoneNumberStmt,
-		insertTelephonyConfigStmt:         q.insertTelephonyConfigStmt,
-		insertWorkflowStmt:                q.insertWorkflowStmt,
-		listAPIKeysStmt:                   q.listAPIKeysStmt,
-		listPhoneNumbersStmt:              q.listPhoneNumbersStmt,
-		listTelephonyConfigsStmt:          q.listTelephonyConfigsStmt,
-		listWorkflowsStmt:                 q.listWorkflowsStmt,
-		phoneAddressTakenStmt:             q.phoneAddressTakenStmt,
-		revokeAPIKeyStmt:                  q.revokeAPIKeyStmt,
-		setTelephonyConfigCredentialsStmt: q.setTelephonyConfigCredentialsStmt,
-		telephonyConfigNameTakenStmt:      q.telephonyConfigNameTakenStmt,
-		updatePhoneNumberStmt:             q.updatePhoneNumberStmt,
-		updateTelephonyConfigStmt:         q.updateTelephonyConfigStmt,
-		updateWorkflowStmt:                q.updateWorkflowStmt,
-		workflowNameTakenStmt:             q.workflowNameTakenStmt,
+		db:                                      tx,
+		tx:                                      tx,
+		addCampaignCountsStmt:                   q.addCampaignCountsStmt,
+		authenticateAPIKeyStmt:                  q.authenticateAPIKeyStmt,
+		campaignTimezonesStmt:                   q.campaignTimezonesStmt,
+		cancelCampaignStmt:                      q.cancelCampaignStmt,
+		claimAttemptsStmt:                       q.claimAttemptsStmt,
+		clearDefaultCallerIDStmt:                q.clearDefaultCallerIDStmt,
+		clearDefaultOutboundStmt:                q.clearDefaultOutboundStmt,
+		completeCampaignStmt:                    q.completeCampaignStmt,
+		contactsWithOutcomesStmt:                q.contactsWithOutcomesStmt,
+		countActiveAttemptsStmt:                 q.countActiveAttemptsStmt,
+		countActiveCallerIDsStmt:                q.countActiveCallerIDsStmt,
+		countUnfinishedCampaignsForConfigStmt:   q.countUnfinishedCampaignsForConfigStmt,
+		countUnfinishedCampaignsForWorkflowStmt: q.countUnfinishedCampaignsForWorkflowStmt,
+		createAPIKeyStmt:                        q.createAPIKeyStmt,
+		createOrganizationStmt:                  q.createOrganizationStmt,
+		deletePhoneNumberStmt:                   q.deletePhoneNumberStmt,
+		deleteTelephonyConfigStmt:               q.deleteTelephonyConfigStmt,
+		deleteWorkflowStmt:                      q.deleteWorkflowStmt,
+		expiredAttemptsStmt:                     q.expiredAttemptsStmt,
+		finalizeContactStmt:                     q.finalizeContactStmt,
+		finishAttemptStmt:                       q.finishAttemptStmt,
+		getAPIKeyByIDStmt:                       q.getAPIKeyByIDStmt,
+		getAttemptStmt:                          q.getAttemptStmt,
+		getCampaignStmt:                         q.getCampaignStmt,
+		getCampaignByIDStmt:                     q.getCampaignByIDStmt,
+		getContactStmt:                          q.getContactStmt,
+		getDefaultOutboundConfigIDStmt:          q.getDefaultOutboundConfigIDStmt,
+		getOrganizationByNameStmt:               q.getOrganizationByNameStmt,
+		getPhoneNumberStmt:                      q.getPhoneNumberStmt,
+		getTelephonyConfigStmt:                  q.getTelephonyConfigStmt,
+		getWorkflowStmt:                         q.getWorkflowStmt,
+		insertAttemptStmt:                       q.insertAttemptStmt,
+		insertCampaignStmt:                      q.insertCampaignStmt,
+		insertContactStmt:                       q.insertContactStmt,
+		insertLogStmt:                           q.insertLogStmt,
+		insertPhoneNumberStmt:                   q.insertPhoneNumberStmt,
+		insertTelephonyConfigStmt:               q.insertTelephonyConfigStmt,
+		insertWorkflowStmt:                      q.insertWorkflowStmt,
+		lastAttemptOfContactStmt:                q.lastAttemptOfContactStmt,
+		listAPIKeysStmt:                         q.listAPIKeysStmt,
+		listAttemptsStmt:                        q.listAttemptsStmt,
+		listCampaignsStmt:                       q.listCampaignsStmt,
+		listContactsStmt:                        q.listContactsStmt,
+		listLogsStmt:                            q.listLogsStmt,
+		listPhoneNumbersStmt:                    q.listPhoneNumbersStmt,
+		listTelephonyConfigsStmt:                q.listTelephonyConfigsStmt,
+		listWorkflowsStmt:                       q.listWorkflowsStmt,
+		markAttemptPlacedStmt:                   q.markAttemptPlacedStmt,
+		minDeadlineStmt:                         q.minDeadlineStmt,
+		moveCampaignStateStmt:                   q.moveCampaignStateStmt,
+		noteAttemptProgressStmt:                 q.noteAttemptProgressStmt,
+		noteContactAttemptStmt:                  q.noteContactAttemptStmt,
+		phoneAddressTakenStmt:                   q.phoneAddressTakenStmt,
+		pickCallerIDStmt:                        q.pickCallerIDStmt,
+		queuedByTimezoneStmt:                    q.queuedByTimezoneStmt,
+		recentLogsStmt:                          q.recentLogsStmt,
+		requeueAttemptStmt:                      q.requeueAttemptStmt,
+		resumeCampaignStmt:                      q.resumeCampaignStmt,
+		revokeAPIKeyStmt:                        q.revokeAPIKeyStmt,
+		runningCampaignIDsStmt:                  q.runningCampaignIDsStmt,
+		setCampaignTotalsStmt:                   q.setCampaignTotalsStmt,
+		setNextDialAtStmt:                       q.setNextDialAtStmt,
+		setRedialedStmt:                         q.setRedialedStmt,
+		setTelephonyConfigCredentialsStmt:       q.setTelephonyConfigCredentialsStmt,
+		startCampaignStmt:                       q.startCampaignStmt,
+		telephonyConfigNameTakenStmt:            q.telephonyConfigNameTakenStmt,
+		touchCallerIDStmt:                       q.touchCallerIDStmt,
+		unfinishedAttemptsStmt:                  q.unfinishedAttemptsStmt,
+		updateCampaignSettingsStmt:              q.updateCampaignSettingsStmt,
+		updateLogStmt:                           q.updateLogStmt,
+		updatePhoneNumberStmt:                   q.updatePhoneNumberStmt,
+		updateTelephonyConfigStmt:               q.updateTelephonyConfigStmt,
+		updateWorkflowStmt:                      q.updateWorkflowStmt,
+		workflowNameTakenStmt:                   q.workflowNameTakenStmt,
 	}
 }

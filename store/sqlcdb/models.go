@@ -18,6 +18,89 @@ type ApiKey struct {
 	RevokedAt      sql.NullInt64
 }
 
+type CallAttempt struct {
+	ID              int64
+	CampaignID      int64
+	ContactID       int64
+	ContactRow      int64
+	Attempt         int64
+	State           string
+	Priority        int64
+	DueAt           int64
+	Timezone        string
+	PhoneNumber     string
+	Outcome         sql.NullString
+	RawStatus       sql.NullString
+	ProviderCallID  sql.NullString
+	CallerID        sql.NullString
+	AnsweredBy      sql.NullString
+	Error           sql.NullString
+	Sequence        int64
+	StartedAt       sql.NullInt64
+	AnsweredAt      sql.NullInt64
+	EndedAt         sql.NullInt64
+	DeadlineAt      sql.NullInt64
+	DurationSeconds sql.NullInt64
+}
+
+type Campaign struct {
+	ID                       int64
+	OrganizationID           int64
+	Name                     string
+	WorkflowID               int64
+	WorkflowName             string
+	WorkflowDefinition       string
+	TelephonyConfigurationID int64
+	State                    string
+	SourceType               string
+	SourceID                 string
+	DefaultCountry           sql.NullString
+	RetryConfig              string
+	ScheduleConfig           sql.NullString
+	CircuitBreaker           string
+	MaxConcurrency           int64
+	RateLimitPerSecond       float64
+	TotalRows                int64
+	ProcessedRows            int64
+	FailedRows               int64
+	ExecutedCount            int64
+	TotalQueuedCount         int64
+	ParentCampaignID         sql.NullInt64
+	RedialedCampaignID       sql.NullInt64
+	NextDialAt               sql.NullInt64
+	BreakerResetAt           int64
+	CreatedAt                int64
+	UpdatedAt                int64
+	StartedAt                sql.NullInt64
+	CompletedAt              sql.NullInt64
+	CancelledAt              sql.NullInt64
+}
+
+type CampaignLog struct {
+	ID         int64
+	CampaignID int64
+	Ts         int64
+	Level      string
+	Event      string
+	Message    string
+	Details    string
+}
+
+type Contact struct {
+	ID              int64
+	CampaignID      int64
+	RowNumber       int64
+	PhoneNumber     string
+	Timezone        string
+	Context         string
+	IsFinal         int64
+	Outcome         sql.NullString
+	Attempts        int64
+	LastCallAt      sql.NullInt64
+	DurationSeconds sql.NullInt64
+	AnsweredBy      sql.NullString
+}
+
 type Organization struct {
 	ID        int64
 	Name      string

@@ -1,0 +1,75 @@
+-- name: InsertAttempt :one
+INSERT INTO call_attempts (campaign_id, contact_id, contact_row, attempt, priority, due_at, timezone, phone_number)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id;
+
+-- name: ClaimAttempts :many
+UPDATE call_attempts SET state = 'dialing', started_at = @now
+WHERE id IN (
+    SELECT q.id FROM call_attempts q
+    WHERE q.campaign_id = @campaign_id AND q.state = 'queued' AND q.due_at <= @now
+      AND q.timezone IN (SELECT value FROM json_each(@timezones))
+    ORDER BY q.priority, q.due_at, q.contact_row
+    LIMIT @max_claims)
+RETURNING *;
+
+-- name: CountActiveAttempts :one
+SELECT count(*) FROM call_attempts WHERE campaign_id = ? AND state IN ('dialing', 'in_flight');
+
+-- name: QueuedByTimezone :many
+SELECT timezone, CAST(MIN(due_at) AS INTEGER) AS next_due FROM call_attempts
+WHERE campaign_id = ? AND state = 'queued' GROUP BY timezone;
+
+-- name: MinDeadline :one
+SELECT CAST(COALESCE(MIN(deadline_at), 0) AS INTEGER) FROM call_attempts WHERE campaign_id = ? AND state = 'in_flight';
+
+-- name: MarkAttemptPlaced :execrows
+UPDATE call_attempts
+SET state = CASE WHEN state = 'dialing' THEN 'in_flight' ELSE state END,
+    provider_call_id = COALESCE(provider_call_id, ?), caller_id = ?, deadline_at = ?
+WHERE id = ? AND state IN ('dialing', 'done');
+
+-- name: RequeueAttempt :execrows
+UPDATE call_attempts SET state = 'queued', due_at = ?, started_at = NULL, caller_id = NULL
+WHERE id = ? AND state = 'dialing';
+
+-- name: GetAttempt :one
+SELECT * FROM call_attempts WHERE id = ?;
+
+-- name: FinishAttempt :execrows
+UPDATE call_attempts
+SET state = 'done', outcome = ?, raw_status = ?, answered_by = COALESCE(?, answered_by), error = ?,
+    ended_at = ?, duration_seconds = ?, answered_at = COALESCE(answered_at, ?), caller_id = COALESCE(caller_id, ?)
+WHERE id = ? AND state != 'done';
+
+-- name: NoteAttemptProgress :execrows
+UPDATE call_attempts
+SET raw_status = ?, answered_at = COALESCE(answered_at, ?), answered_by = COALESCE(?, answered_by),
+    sequence = ?, provider_call_id = COALESCE(provider_call_id, ?)
+WHERE id = ? AND state IN ('dialing', 'in_flight') AND sequence <= ?;
+
+-- name: UnfinishedAttempts :many
+SELECT * FROM call_attempts WHERE state IN ('dialing', 'in_flight') ORDER BY id;
+
+-- name: ExpiredAttempts :many
+SELECT * FROM call_attempts WHERE campaign_id = ? AND state = 'in_flight' AND deadline_at <= ? ORDER BY id;
+
+-- name: ListAttempts :many
+SELECT * FROM call_attempts
+WHERE campaign_id = @campaign_id AND id > @after_id
+  AND (outcome = sqlc.narg('outcome') OR sqlc.narg('outcome') IS NULL)
+  AND (state = sqlc.narg('state') OR sqlc.narg('state') IS NULL)
+ORDER BY id LIMIT @max_rows;
+
+-- name: LastAttemptOfContact :one
+SELECT * FROM call_attempts WHERE contact_id = ? ORDER BY attempt DESC LIMIT 1;
+
+-- name: PickCallerID :one
+SELECT id, address_normalized FROM phone_numbers
+WHERE telephony_configuration_id = ? AND is_active = 1
+ORDER BY is_default_caller_id DESC, COALESCE(last_used_at, 0), id LIMIT 1;
+
+-- name: TouchCallerID :exec
+UPDATE phone_numbers SET last_used_at = ? WHERE id = ?;
+
+-- name: CountActiveCallerIDs :one
+SELECT count(*) FROM phone_numbers WHERE telephony_configuration_id = ? AND is_active = 1;

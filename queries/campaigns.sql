@@ -1,0 +1,73 @@
+-- name: InsertCampaign :one
+INSERT INTO campaigns (organization_id, name, workflow_id, workflow_name, workflow_definition,
+                       telephony_configuration_id, source_type, source_id, default_country, retry_config,
+                       schedule_config, circuit_breaker, max_concurrency, rate_limit_per_second,
+                       parent_campaign_id, created_at, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, 'csv', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id;
+
+-- name: SetCampaignTotals :exec
+UPDATE campaigns SET total_rows = ?, total_queued_count = ? WHERE id = ?;
+
+-- name: GetCampaign :one
+SELECT c.*, t.name AS telephony_configuration_name
+FROM campaigns c JOIN telephony_configs t ON t.id = c.telephony_configuration_id
+WHERE c.id = ? AND c.organization_id = ?;
+
+-- name: GetCampaignByID :one
+SELECT c.*, t.name AS telephony_configuration_name
+FROM campaigns c JOIN telephony_configs t ON t.id = c.telephony_configuration_id
+WHERE c.id = ?;
+
+-- name: ListCampaigns :many
+SELECT c.*, t.name AS telephony_configuration_name
+FROM campaigns c JOIN telephony_configs t ON t.id = c.telephony_configuration_id
+WHERE c.organization_id = ? AND c.id < ?
+ORDER BY c.id DESC LIMIT ?;
+
+-- name: UpdateCampaignSettings :exec
+UPDATE campaigns
+SET name = ?, retry_config = ?, max_concurrency = ?, rate_limit_per_second = ?, schedule_config = ?,
+    circuit_breaker = ?, updated_at = ?
+WHERE id = ?;
+
+-- name: StartCampaign :execrows
+UPDATE campaigns
+SET state = 'running', started_at = COALESCE(started_at, ?), breaker_reset_at = ?, updated_at = ?
+WHERE id = ? AND state IN ('draft', 'paused');
+
+-- name: MoveCampaignState :execrows
+UPDATE campaigns SET state = @to_state, updated_at = @now, next_dial_at = NULL
+WHERE id = @id AND state = @from_state;
+
+-- name: ResumeCampaign :execrows
+UPDATE campaigns SET state = 'running', breaker_reset_at = ?, updated_at = ?
+WHERE id = ? AND state = 'paused';
+
+-- name: CancelCampaign :execrows
+UPDATE campaigns SET state = 'cancelled', cancelled_at = ?, updated_at = ?, next_dial_at = NULL
+WHERE id = ? AND state IN ('draft', 'running', 'paused');
+
+-- name: CompleteCampaign :execrows
+UPDATE campaigns SET state = 'completed', completed_at = ?, updated_at = ?, next_dial_at = NULL
+WHERE id = ? AND state = 'running' AND processed_rows >= total_rows;
+
+-- name: SetNextDialAt :exec
+UPDATE campaigns SET next_dial_at = ? WHERE id = ?;
+
+-- name: SetRedialed :execrows
+UPDATE campaigns SET redialed_campaign_id = ?, updated_at = ? WHERE id = ? AND redialed_campaign_id IS NULL;
+
+-- name: RunningCampaignIDs :many
+SELECT id FROM campaigns WHERE state = 'running' ORDER BY id;
+
+-- name: AddCampaignCounts :exec
+UPDATE campaigns
+SET processed_rows = processed_rows + @processed, failed_rows = failed_rows + @failed,
+    executed_count = executed_count + @executed, total_queued_count = total_queued_count + @queued
+WHERE id = @id;
+
+-- name: CountUnfinishedCampaignsForWorkflow :one
+SELECT count(*) FROM campaigns WHERE workflow_id = ? AND state IN ('draft', 'running', 'paused');
+
+-- name: CountUnfinishedCampaignsForConfig :one
+SELECT count(*) FROM campaigns WHERE telephony_configuration_id = ? AND state IN ('draft', 'running', 'paused');

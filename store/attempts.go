@@ -1,0 +1,246 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/outdial/outdial/store/sqlcdb"
+)
+
+// Attempt states: the call-attempts table is the dialer's durable queue.
+const (
+	AttemptQueued   = "queued"    // waiting for its due time and a free slot
+	AttemptDialing  = "dialing"   // claimed; the provider request may be under way
+	AttemptInFlight = "in_flight" // placed at the provider
+	AttemptDone     = "done"      // final
+)
+
+// Attempt is one call attempt of a contact.
+type Attempt struct {
+	ID              int64
+	CampaignID      int64
+	ContactID       int64
+	ContactRow      int64
+	Attempt         int64
+	State           string
+	DueAt           time.Time
+	Timezone        string
+	PhoneNumber     string
+	Outcome         *string
+	RawStatus       *string
+	ProviderCallID  *string
+	CallerID        *string
+	AnsweredBy      *string
+	Error           *string
+	Sequence        int64
+	StartedAt       *time.Time
+	AnsweredAt      *time.Time
+	EndedAt         *time.Time
+	DeadlineAt      *time.Time
+	DurationSeconds *int64
+}
+
+func attemptFromRow(r sqlcdb.CallAttempt) *Attempt {
+	return &Attempt{
+		ID: r.ID, CampaignID: r.CampaignID, ContactID: r.ContactID, ContactRow: r.ContactRow, Attempt: r.Attempt,
+		State: r.State, DueAt: fromMS(r.DueAt), Timezone: r.Timezone, PhoneNumber: r.PhoneNumber,
+		Outcome: nullString(r.Outcome), RawStatus: nullString(r.RawStatus), ProviderCallID: nullString(r.ProviderCallID),
+		CallerID: nullString(r.CallerID), AnsweredBy: nullString(r.AnsweredBy), Error: nullString(r.Error),
+		Sequence: r.Sequence, StartedAt: optTime(r.StartedAt), AnsweredAt: optTime(r.AnsweredAt),
+		EndedAt: optTime(r.EndedAt), DeadlineAt: optTime(r.DeadlineAt), DurationSeconds: optInt(r.DurationSeconds),
+	}
+}
+
+func nullMS(t *time.Time) sql.NullInt64 {
+	if t == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixMilli(), Valid: true}
+}
+
+func str(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
+// ClaimAttempts moves up to max due, queued attempts of the campaign whose
+// timezone is in timezones to dialing, in dialing order (due retries first,
+// oldest due first, then first attempts in CSV order), and returns them. The
+// claim is durable before any provider request is made.
+func (db *DB) ClaimAttempts(ctx context.Context, campaignID int64, now time.Time, timezones []string, max int) ([]*Attempt, error) {
+	tz, _ := json.Marshal(timezones)
+	rows, err := db.wq.ClaimAttempts(ctx, sqlcdb.ClaimAttemptsParams{
+		Now: sql.NullInt64{Int64: now.UnixMilli(), Valid: true}, CampaignID: campaignID,
+		Timezones: string(tz), MaxClaims: int64(max),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim attempts: %w", err)
+	}
+	out := make([]*Attempt, len(rows))
+	for i, r := range rows {
+		out[i] = attemptFromRow(r)
+	}
+	return out, nil
+}
+
+// CountActiveAttempts returns how many attempts of the campaign are dialing
+// or in flight.
+func (db *DB) CountActiveAttempts(ctx context.Context, campaignID int64) (int, error) {
+	n, err := db.rq.CountActiveAttempts(ctx, campaignID)
+	if err != nil {
+		return 0, fmt.Errorf("count active attempts: %w", err)
+	}
+	return int(n), nil
+}
+
+// QueuedByTimezone returns, per contact timezone ("" = the campaign's), the
+// earliest due time of the campaign's queued attempts.
+func (db *DB) QueuedByTimezone(ctx context.Context, campaignID int64) (map[string]time.Time, error) {
+	rows, err := db.rq.QueuedByTimezone(ctx, campaignID)
+	if err != nil {
+		return nil, fmt.Errorf("queued attempts: %w", err)
+	}
+	out := make(map[string]time.Time, len(rows))
+	for _, r := range rows {
+		out[r.Timezone] = fromMS(r.NextDue)
+	}
+	return out, nil
+}
+
+// NextDeadline returns the earliest deadline of the campaign's in-flight
+// attempts, or the zero time when none is in flight.
+func (db *DB) NextDeadline(ctx context.Context, campaignID int64) (time.Time, error) {
+	ms, err := db.rq.MinDeadline(ctx, campaignID)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("next deadline: %w", err)
+	}
+	if ms == 0 {
+		return time.Time{}, nil
+	}
+	return fromMS(ms), nil
+}
+
+// MarkPlaced records that the provider accepted attempt id: it is in flight
+// with the provider's call id until deadline, and the campaign's
+// executed_count grows by one. It reports false when the attempt was no
+// longer dialing (a final status already arrived).
+func (db *DB) MarkPlaced(ctx context.Context, id, campaignID int64, providerCallID, callerID string, deadline time.Time) (bool, error) {
+	var placed bool
+	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+		n, err := q.MarkAttemptPlaced(ctx, sqlcdb.MarkAttemptPlacedParams{ProviderCallID: str(providerCallID),
+			CallerID: str(callerID), DeadlineAt: sql.NullInt64{Int64: deadline.UnixMilli(), Valid: true}, ID: id})
+		if err != nil {
+			return fmt.Errorf("mark placed: %w", err)
+		}
+		placed = n == 1
+		return q.AddCampaignCounts(ctx, sqlcdb.AddCampaignCountsParams{Executed: 1, ID: campaignID})
+	})
+	return placed, err
+}
+
+// RequeueAttempt puts a dialing attempt back in the queue, due at due (a
+// provider rate limit, a pause before the request went out).
+func (db *DB) RequeueAttempt(ctx context.Context, id int64, due time.Time) error {
+	if _, err := db.wq.RequeueAttempt(ctx, sqlcdb.RequeueAttemptParams{DueAt: due.UnixMilli(), ID: id}); err != nil {
+		return fmt.Errorf("requeue attempt: %w", err)
+	}
+	return nil
+}
+
+// GetAttempt returns attempt id, or ENOTFOUND.
+func (db *DB) GetAttempt(ctx context.Context, id int64) (*Attempt, error) {
+	r, err := db.rq.GetAttempt(ctx, id)
+	if err != nil {
+		return nil, notFound(err, "call attempt", id)
+	}
+	return attemptFromRow(r), nil
+}
+
+// UnfinishedAttempts returns every dialing or in-flight attempt of every
+// campaign (for reconciliation at start-up).
+func (db *DB) UnfinishedAttempts(ctx context.Context) ([]*Attempt, error) {
+	rows, err := db.rq.UnfinishedAttempts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("unfinished attempts: %w", err)
+	}
+	out := make([]*Attempt, len(rows))
+	for i, r := range rows {
+		out[i] = attemptFromRow(r)
+	}
+	return out, nil
+}
+
+// ExpiredAttempts returns the campaign's in-flight attempts whose deadline is
+// at or before now.
+func (db *DB) ExpiredAttempts(ctx context.Context, campaignID int64, now time.Time) ([]*Attempt, error) {
+	rows, err := db.rq.ExpiredAttempts(ctx, sqlcdb.ExpiredAttemptsParams{CampaignID: campaignID,
+		DeadlineAt: sql.NullInt64{Int64: now.UnixMilli(), Valid: true}})
+	if err != nil {
+		return nil, fmt.Errorf("expired attempts: %w", err)
+	}
+	out := make([]*Attempt, len(rows))
+	for i, r := range rows {
+		out[i] = attemptFromRow(r)
+	}
+	return out, nil
+}
+
+// AttemptFilter selects call attempts for listing.
+type AttemptFilter struct {
+	Outcome *string
+	State   *string
+	AfterID int64
+	Limit   int
+}
+
+// ListAttempts returns the campaign's attempts in id order.
+func (db *DB) ListAttempts(ctx context.Context, campaignID int64, f AttemptFilter) ([]*Attempt, error) {
+	rows, err := db.rq.ListAttempts(ctx, sqlcdb.ListAttemptsParams{CampaignID: campaignID, AfterID: f.AfterID,
+		Outcome: toNullString(f.Outcome), State: toNullString(f.State), MaxRows: int64(f.Limit)})
+	if err != nil {
+		return nil, fmt.Errorf("list attempts: %w", err)
+	}
+	out := make([]*Attempt, len(rows))
+	for i, r := range rows {
+		out[i] = attemptFromRow(r)
+	}
+	return out, nil
+}
+
+// PickCallerID returns the caller id for the next call of configuration
+// configID: its active default caller id, else its active numbers least
+// recently used first; the chosen number's last use becomes now. ok is false
+// when the configuration has no active number.
+func (db *DB) PickCallerID(ctx context.Context, configID int64, now time.Time) (addr string, ok bool, err error) {
+	err = db.inTx(ctx, func(q *sqlcdb.Queries) error {
+		r, err := q.PickCallerID(ctx, configID)
+		if errNoRows(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("pick caller id: %w", err)
+		}
+		addr, ok = r.AddressNormalized, true
+		return q.TouchCallerID(ctx, sqlcdb.TouchCallerIDParams{LastUsedAt: sql.NullInt64{Int64: now.UnixMilli(), Valid: true}, ID: r.ID})
+	})
+	return addr, ok, err
+}
+
+// CountCallerIDs returns how many active numbers configuration configID has.
+func (db *DB) CountCallerIDs(ctx context.Context, configID int64) (int, error) {
+	n, err := db.rq.CountActiveCallerIDs(ctx, configID)
+	if err != nil {
+		return 0, fmt.Errorf("count caller ids: %w", err)
+	}
+	return int(n), nil
+}
+
+// CampaignTimezones returns the distinct contact timezones ("" = the
+// campaign's own) of the campaign's unfinished attempts.
+func (db *DB) CampaignTimezones(ctx context.Context, campaignID int64) ([]string, error) {
+	tzs, err := db.rq.CampaignTimezones(ctx, campaignID)
+	if err != nil {
+		return nil, fmt.Errorf("campaign timezones: %w", err)
+	}
+	return tzs, nil
+}

@@ -1,0 +1,313 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/outdial/outdial/store/sqlcdb"
+)
+
+// Campaign states (API.md 4.4).
+const (
+	StateDraft     = "draft"
+	StateRunning   = "running"
+	StatePaused    = "paused"
+	StateCompleted = "completed"
+	StateCancelled = "cancelled"
+	StateFailed    = "failed"
+)
+
+// RetryConfig is a campaign's retry policy.
+type RetryConfig struct {
+	Enabled           bool `json:"enabled"`
+	MaxRetries        int  `json:"max_retries"`
+	RetryDelaySeconds int  `json:"retry_delay_seconds"`
+	RetryOnBusy       bool `json:"retry_on_busy"`
+	RetryOnNoAnswer   bool `json:"retry_on_no_answer"`
+	RetryOnVoicemail  bool `json:"retry_on_voicemail"`
+}
+
+// Slot is one weekly calling window: DayOfWeek 0 = Monday; times "HH:MM",
+// EndTime may be "24:00".
+type Slot struct {
+	DayOfWeek int    `json:"day_of_week"`
+	StartTime string `json:"start_time"`
+	EndTime   string `json:"end_time"`
+}
+
+// ScheduleConfig restricts dialing to weekly slots in a timezone.
+type ScheduleConfig struct {
+	Enabled  bool   `json:"enabled"`
+	Timezone string `json:"timezone"`
+	Slots    []Slot `json:"slots"`
+}
+
+// CircuitBreaker pauses a campaign whose recent calls mostly fail.
+type CircuitBreaker struct {
+	Enabled          bool    `json:"enabled"`
+	FailureThreshold float64 `json:"failure_threshold"`
+	WindowSeconds    int     `json:"window_seconds"`
+	MinCallsInWindow int     `json:"min_calls_in_window"`
+}
+
+// Settings are the campaign fields PATCH may change.
+type Settings struct {
+	Name               string
+	RetryConfig        RetryConfig
+	MaxConcurrency     int
+	RateLimitPerSecond float64
+	ScheduleConfig     *ScheduleConfig
+	CircuitBreaker     CircuitBreaker
+}
+
+// Campaign is a stored campaign with its counters.
+type Campaign struct {
+	Settings
+	ID                         int64
+	OrganizationID             int64
+	WorkflowID                 int64
+	WorkflowName               string
+	WorkflowDefinition         []byte
+	TelephonyConfigurationID   int64
+	TelephonyConfigurationName string
+	State                      string
+	SourceType                 string
+	SourceID                   string
+	DefaultCountry             *string
+	TotalRows                  int64
+	ProcessedRows              int64
+	FailedRows                 int64
+	ExecutedCount              int64
+	TotalQueuedCount           int64
+	ParentCampaignID           *int64
+	RedialedCampaignID         *int64
+	NextDialAt                 *time.Time
+	BreakerResetAt             time.Time
+	CreatedAt                  time.Time
+	UpdatedAt                  time.Time
+	StartedAt                  *time.Time
+	CompletedAt                *time.Time
+	CancelledAt                *time.Time
+}
+
+func optTime(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromMS(v.Int64)
+	return &t
+}
+
+func optInt(v sql.NullInt64) *int64 {
+	if !v.Valid {
+		return nil
+	}
+	return &v.Int64
+}
+
+func campaignFromRow(r sqlcdb.GetCampaignRow) (*Campaign, error) {
+	c := &Campaign{
+		ID: r.ID, OrganizationID: r.OrganizationID, WorkflowID: r.WorkflowID, WorkflowName: r.WorkflowName,
+		WorkflowDefinition: []byte(r.WorkflowDefinition), TelephonyConfigurationID: r.TelephonyConfigurationID,
+		TelephonyConfigurationName: r.TelephonyConfigurationName, State: r.State, SourceType: r.SourceType,
+		SourceID: r.SourceID, DefaultCountry: nullString(r.DefaultCountry), TotalRows: r.TotalRows,
+		ProcessedRows: r.ProcessedRows, FailedRows: r.FailedRows, ExecutedCount: r.ExecutedCount,
+		TotalQueuedCount: r.TotalQueuedCount, ParentCampaignID: optInt(r.ParentCampaignID),
+		RedialedCampaignID: optInt(r.RedialedCampaignID), NextDialAt: optTime(r.NextDialAt),
+		BreakerResetAt: fromMS(r.BreakerResetAt), CreatedAt: fromMS(r.CreatedAt), UpdatedAt: fromMS(r.UpdatedAt),
+		StartedAt: optTime(r.StartedAt), CompletedAt: optTime(r.CompletedAt), CancelledAt: optTime(r.CancelledAt),
+	}
+	c.Name = r.Name
+	c.MaxConcurrency = int(r.MaxConcurrency)
+	c.RateLimitPerSecond = r.RateLimitPerSecond
+	if err := json.Unmarshal([]byte(r.RetryConfig), &c.RetryConfig); err != nil {
+		return nil, fmt.Errorf("campaign %d retry_config: %w", r.ID, err)
+	}
+	if err := json.Unmarshal([]byte(r.CircuitBreaker), &c.CircuitBreaker); err != nil {
+		return nil, fmt.Errorf("campaign %d circuit_breaker: %w", r.ID, err)
+	}
+	if r.ScheduleConfig.Valid {
+		c.ScheduleConfig = &ScheduleConfig{}
+		if err := json.Unmarshal([]byte(r.ScheduleConfig.String), c.ScheduleConfig); err != nil {
+			return nil, fmt.Errorf("campaign %d schedule_config: %w", r.ID, err)
+		}
+	}
+	return c, nil
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("encode " + err.Error()) // only plain structs are encoded here
+	}
+	return string(b)
+}
+
+func scheduleJSON(s *ScheduleConfig) sql.NullString {
+	if s == nil {
+		return sql.NullString{}
+	}
+	return sql.NullString{String: mustJSON(s), Valid: true}
+}
+
+// NewCampaign is what CreateCampaign stores besides the contacts.
+type NewCampaign struct {
+	Settings
+	WorkflowID               int64
+	WorkflowName             string
+	WorkflowDefinition       []byte
+	TelephonyConfigurationID int64
+	SourceID                 string
+	DefaultCountry           *string
+	ParentCampaignID         *int64
+}
+
+// ContactInput is one contact to store with a new campaign.
+type ContactInput struct {
+	Row         int
+	PhoneNumber string
+	Timezone    string
+	Context     map[string]string
+}
+
+// CreateCampaign stores a draft campaign and its contacts, each with a first
+// call attempt, in one transaction. feed is called once inside the
+// transaction and calls add for each contact in CSV order; when feed returns
+// an error nothing is stored and that error is returned.
+func (db *DB) CreateCampaign(ctx context.Context, orgID int64, nc NewCampaign, feed func(add func(ContactInput) error) error) (*Campaign, error) {
+	var id int64
+	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+		now := db.nowMS()
+		var parent sql.NullInt64
+		if nc.ParentCampaignID != nil {
+			parent = sql.NullInt64{Int64: *nc.ParentCampaignID, Valid: true}
+		}
+		var err error
+		id, err = q.InsertCampaign(ctx, sqlcdb.InsertCampaignParams{
+			OrganizationID: orgID, Name: nc.Name, WorkflowID: nc.WorkflowID, WorkflowName: nc.WorkflowName,
+			WorkflowDefinition: string(nc.WorkflowDefinition), TelephonyConfigurationID: nc.TelephonyConfigurationID,
+			SourceID: nc.SourceID, DefaultCountry: toNullString(nc.DefaultCountry), RetryConfig: mustJSON(nc.RetryConfig),
+			ScheduleConfig: scheduleJSON(nc.ScheduleConfig), CircuitBreaker: mustJSON(nc.CircuitBreaker),
+			MaxConcurrency: int64(nc.MaxConcurrency), RateLimitPerSecond: nc.RateLimitPerSecond,
+			ParentCampaignID: parent, CreatedAt: now, UpdatedAt: now,
+		})
+		if err != nil {
+			return fmt.Errorf("insert campaign: %w", err)
+		}
+		var n int64
+		add := func(c ContactInput) error {
+			ctxJSON, err := json.Marshal(c.Context)
+			if err != nil {
+				return fmt.Errorf("encode contact context: %w", err)
+			}
+			cid, err := q.InsertContact(ctx, sqlcdb.InsertContactParams{CampaignID: id, RowNumber: int64(c.Row),
+				PhoneNumber: c.PhoneNumber, Timezone: c.Timezone, Context: string(ctxJSON)})
+			if err != nil {
+				return fmt.Errorf("insert contact: %w", err)
+			}
+			if _, err := q.InsertAttempt(ctx, sqlcdb.InsertAttemptParams{CampaignID: id, ContactID: cid,
+				ContactRow: int64(c.Row), Attempt: 1, Priority: 1, DueAt: 0, Timezone: c.Timezone,
+				PhoneNumber: c.PhoneNumber}); err != nil {
+				return fmt.Errorf("insert attempt: %w", err)
+			}
+			n++
+			return nil
+		}
+		if err := feed(add); err != nil {
+			return err
+		}
+		return q.SetCampaignTotals(ctx, sqlcdb.SetCampaignTotalsParams{TotalRows: n, TotalQueuedCount: n, ID: id})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return db.GetCampaign(ctx, orgID, id)
+}
+
+// GetCampaign returns campaign id of organization orgID, or ENOTFOUND.
+func (db *DB) GetCampaign(ctx context.Context, orgID, id int64) (*Campaign, error) {
+	r, err := db.rq.GetCampaign(ctx, sqlcdb.GetCampaignParams{ID: id, OrganizationID: orgID})
+	if err != nil {
+		return nil, notFound(err, "campaign", id)
+	}
+	return campaignFromRow(r)
+}
+
+// CampaignByID returns campaign id of any organization (for the dialer).
+func (db *DB) CampaignByID(ctx context.Context, id int64) (*Campaign, error) {
+	r, err := db.rq.GetCampaignByID(ctx, id)
+	if err != nil {
+		return nil, notFound(err, "campaign", id)
+	}
+	return campaignFromRow(sqlcdb.GetCampaignRow(r))
+}
+
+// ListCampaigns returns up to limit campaigns of the organization with ids
+// below beforeID (0 means no bound), newest first.
+func (db *DB) ListCampaigns(ctx context.Context, orgID, beforeID int64, limit int) ([]*Campaign, error) {
+	if beforeID <= 0 {
+		beforeID = 1<<63 - 1
+	}
+	rows, err := db.rq.ListCampaigns(ctx, sqlcdb.ListCampaignsParams{OrganizationID: orgID, ID: beforeID, Limit: int64(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("list campaigns: %w", err)
+	}
+	out := make([]*Campaign, 0, len(rows))
+	for _, r := range rows {
+		c, err := campaignFromRow(sqlcdb.GetCampaignRow(r))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// RunningCampaignIDs returns the ids of every running campaign.
+func (db *DB) RunningCampaignIDs(ctx context.Context) ([]int64, error) {
+	ids, err := db.rq.RunningCampaignIDs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("running campaigns: %w", err)
+	}
+	return ids, nil
+}
+
+// UpdateCampaignSettings lets apply change a draft, running or paused
+// campaign's settings in one transaction; other states are ECONFLICT.
+func (db *DB) UpdateCampaignSettings(ctx context.Context, orgID, id int64, apply func(*Settings) error) (*Campaign, error) {
+	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+		r, err := q.GetCampaign(ctx, sqlcdb.GetCampaignParams{ID: id, OrganizationID: orgID})
+		if err != nil {
+			return notFound(err, "campaign", id)
+		}
+		c, err := campaignFromRow(r)
+		if err != nil {
+			return err
+		}
+		switch c.State {
+		case StateDraft, StateRunning, StatePaused:
+		default:
+			return Errorf(ECONFLICT, "campaign %d is %s; only draft, running or paused campaigns can be changed", id, c.State)
+		}
+		s := c.Settings
+		if err := apply(&s); err != nil {
+			return err
+		}
+		return q.UpdateCampaignSettings(ctx, sqlcdb.UpdateCampaignSettingsParams{
+			Name: s.Name, RetryConfig: mustJSON(s.RetryConfig), MaxConcurrency: int64(s.MaxConcurrency),
+			RateLimitPerSecond: s.RateLimitPerSecond, ScheduleConfig: scheduleJSON(s.ScheduleConfig),
+			CircuitBreaker: mustJSON(s.CircuitBreaker), UpdatedAt: db.nowMS(), ID: id,
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return db.GetCampaign(ctx, orgID, id)
+}
+
+// errNoRows reports whether err is sql.ErrNoRows.
+func errNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }

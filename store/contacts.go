@@ -1,0 +1,55 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/outdial/outdial/store/sqlcdb"
+)
+
+// Contact is one contact of a campaign with its result so far.
+type Contact struct {
+	ID              int64
+	CampaignID      int64
+	Row             int64
+	PhoneNumber     string
+	Timezone        string
+	Context         []byte // JSON object of the CSV's other columns
+	IsFinal         bool
+	Outcome         *string
+	Attempts        int64
+	LastCallAt      *time.Time
+	DurationSeconds *int64
+	AnsweredBy      *string
+}
+
+func contactFromRow(r sqlcdb.Contact) *Contact {
+	return &Contact{ID: r.ID, CampaignID: r.CampaignID, Row: r.RowNumber, PhoneNumber: r.PhoneNumber,
+		Timezone: r.Timezone, Context: []byte(r.Context), IsFinal: r.IsFinal == 1, Outcome: nullString(r.Outcome),
+		Attempts: r.Attempts, LastCallAt: optTime(r.LastCallAt), DurationSeconds: optInt(r.DurationSeconds),
+		AnsweredBy: nullString(r.AnsweredBy)}
+}
+
+// GetContact returns contact id.
+func (db *DB) GetContact(ctx context.Context, id int64) (*Contact, error) {
+	r, err := db.rq.GetContact(ctx, id)
+	if err != nil {
+		return nil, notFound(err, "contact", id)
+	}
+	return contactFromRow(r), nil
+}
+
+// ListContacts returns up to limit contacts of the campaign after row
+// afterRow, in row order.
+func (db *DB) ListContacts(ctx context.Context, campaignID, afterRow int64, limit int) ([]*Contact, error) {
+	rows, err := db.rq.ListContacts(ctx, sqlcdb.ListContactsParams{CampaignID: campaignID, RowNumber: afterRow, Limit: int64(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("list contacts: %w", err)
+	}
+	out := make([]*Contact, len(rows))
+	for i, r := range rows {
+		out[i] = contactFromRow(r)
+	}
+	return out, nil
+}

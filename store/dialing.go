@@ -1,0 +1,232 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/outdial/outdial/store/sqlcdb"
+)
+
+// StatusUpdate is one call status to apply to an attempt.
+type StatusUpdate struct {
+	At             time.Time
+	Raw            string
+	ProviderCallID string
+	Answered       bool
+	AnsweredBy     string
+	Sequence       int
+	// Final statuses end the attempt with Outcome.
+	Final           bool
+	Outcome         string
+	DurationSeconds int
+	Error           string
+}
+
+// RetryPolicy decides, inside ApplyStatus's transaction, whether a final
+// outcome of the attempt-th attempt of a contact of campaign c is retried,
+// and when the retry is due.
+type RetryPolicy func(c *Campaign, attempt int64, outcome string) (retry bool, due time.Time)
+
+// Applied tells what ApplyStatus did.
+type Applied struct {
+	// Ignored: the attempt was already final (a duplicate or late event).
+	Ignored    bool
+	CampaignID int64
+	Final      bool
+	Outcome    string
+	// Retried: a new attempt of the contact was queued.
+	Retried bool
+	// Completed: this status made every contact final and the running
+	// campaign completed.
+	Completed bool
+}
+
+// ApplyStatus applies u to attempt id in one transaction. A status for a
+// final attempt is ignored; a non-final one only notes progress (and never
+// goes back in sequence). A final one ends the attempt, then either queues
+// the contact's next attempt (when policy says so) or makes the contact final
+// with the outcome, updates the campaign's counters, and completes a running
+// campaign whose contacts are all final.
+func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy RetryPolicy) (Applied, error) {
+	var res Applied
+	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+		r, err := q.GetAttempt(ctx, id)
+		if err != nil {
+			return notFound(err, "call attempt", id)
+		}
+		res = Applied{CampaignID: r.CampaignID}
+		if r.State == AttemptDone {
+			res.Ignored = true
+			return nil
+		}
+		at := u.At.UnixMilli()
+		var answeredAt sql.NullInt64
+		if u.Answered || u.Outcome == "answered" || u.Outcome == "voicemail" {
+			answeredAt = sql.NullInt64{Int64: at, Valid: true}
+		}
+		if !u.Final {
+			_, err := q.NoteAttemptProgress(ctx, sqlcdb.NoteAttemptProgressParams{RawStatus: str(u.Raw),
+				AnsweredAt: answeredAt, AnsweredBy: str(u.AnsweredBy), Sequence: int64(u.Sequence),
+				ProviderCallID: str(u.ProviderCallID), ID: id, Sequence_2: int64(u.Sequence)})
+			return err
+		}
+		res.Final, res.Outcome = true, u.Outcome
+		if _, err := q.FinishAttempt(ctx, sqlcdb.FinishAttemptParams{Outcome: str(u.Outcome), RawStatus: str(u.Raw),
+			AnsweredBy: str(u.AnsweredBy), Error: str(u.Error), EndedAt: sql.NullInt64{Int64: at, Valid: true},
+			DurationSeconds: sql.NullInt64{Int64: int64(u.DurationSeconds), Valid: true}, AnsweredAt: answeredAt,
+			CallerID: sql.NullString{}, ID: id}); err != nil {
+			return fmt.Errorf("finish attempt: %w", err)
+		}
+		cr, err := q.GetCampaignByID(ctx, r.CampaignID)
+		if err != nil {
+			return fmt.Errorf("campaign of attempt: %w", err)
+		}
+		c, err := campaignFromRow(sqlcdb.GetCampaignRow(cr))
+		if err != nil {
+			return err
+		}
+		lastCall := sql.NullInt64{Int64: at, Valid: true}
+		if r.StartedAt.Valid {
+			lastCall = r.StartedAt
+		}
+		if retry, due := policy(c, r.Attempt, u.Outcome); retry {
+			res.Retried = true
+			if _, err := q.InsertAttempt(ctx, sqlcdb.InsertAttemptParams{CampaignID: r.CampaignID, ContactID: r.ContactID,
+				ContactRow: r.ContactRow, Attempt: r.Attempt + 1, Priority: 0, DueAt: due.UnixMilli(),
+				Timezone: r.Timezone, PhoneNumber: r.PhoneNumber}); err != nil {
+				return fmt.Errorf("queue retry: %w", err)
+			}
+			if err := q.NoteContactAttempt(ctx, sqlcdb.NoteContactAttemptParams{Attempts: r.Attempt, LastCallAt: lastCall,
+				Outcome: str(u.Outcome), ID: r.ContactID}); err != nil {
+				return fmt.Errorf("note contact attempt: %w", err)
+			}
+			return q.AddCampaignCounts(ctx, sqlcdb.AddCampaignCountsParams{Queued: 1, ID: r.CampaignID})
+		}
+		if _, err := q.FinalizeContact(ctx, sqlcdb.FinalizeContactParams{Outcome: str(u.Outcome), Attempts: r.Attempt,
+			LastCallAt: lastCall, DurationSeconds: sql.NullInt64{Int64: int64(u.DurationSeconds), Valid: true},
+			AnsweredBy: str(u.AnsweredBy), ID: r.ContactID}); err != nil {
+			return fmt.Errorf("finalize contact: %w", err)
+		}
+		var failed int64
+		if u.Outcome != "answered" {
+			failed = 1
+		}
+		if err := q.AddCampaignCounts(ctx, sqlcdb.AddCampaignCountsParams{Processed: 1, Failed: failed, ID: r.CampaignID}); err != nil {
+			return fmt.Errorf("count contact: %w", err)
+		}
+		res.Completed, err = db.completeIfDone(ctx, q, r.CampaignID, u.At)
+		return err
+	})
+	return res, err
+}
+
+// completeIfDone completes a running campaign whose contacts are all final,
+// logging campaign_completed.
+func (db *DB) completeIfDone(ctx context.Context, q *sqlcdb.Queries, campaignID int64, now time.Time) (bool, error) {
+	n, err := q.CompleteCampaign(ctx, sqlcdb.CompleteCampaignParams{CompletedAt: sql.NullInt64{Int64: now.UnixMilli(), Valid: true},
+		UpdatedAt: now.UnixMilli(), ID: campaignID})
+	if err != nil {
+		return false, fmt.Errorf("complete campaign: %w", err)
+	}
+	if n == 0 {
+		return false, nil
+	}
+	return true, addLog(ctx, q, campaignID, now, LogInfo, "campaign_completed", "every contact has a final outcome", nil)
+}
+
+// CompleteIfDone completes campaign id when it is running and every contact
+// is final; it reports whether it did.
+func (db *DB) CompleteIfDone(ctx context.Context, id int64) (bool, error) {
+	var done bool
+	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+		var err error
+		done, err = db.completeIfDone(ctx, q, id, db.Now())
+		return err
+	})
+	return done, err
+}
+
+// Log levels.
+const (
+	LogInfo    = "info"
+	LogWarning = "warning"
+	LogError   = "error"
+)
+
+// LogEntry is one campaign log entry.
+type LogEntry struct {
+	ID      int64
+	TS      time.Time
+	Level   string
+	Event   string
+	Message string
+	Details map[string]any
+}
+
+func addLog(ctx context.Context, q *sqlcdb.Queries, campaignID int64, ts time.Time, level, event, msg string, details map[string]any) error {
+	_, err := insertLog(ctx, q, campaignID, ts, level, event, msg, details)
+	return err
+}
+
+func insertLog(ctx context.Context, q *sqlcdb.Queries, campaignID int64, ts time.Time, level, event, msg string, details map[string]any) (int64, error) {
+	if details == nil {
+		details = map[string]any{}
+	}
+	id, err := q.InsertLog(ctx, sqlcdb.InsertLogParams{CampaignID: campaignID, Ts: ts.UnixMilli(), Level: level,
+		Event: event, Message: msg, Details: mustJSON(details)})
+	if err != nil {
+		return 0, fmt.Errorf("insert log: %w", err)
+	}
+	return id, nil
+}
+
+// AddLog appends a log entry to a campaign and returns its id.
+func (db *DB) AddLog(ctx context.Context, campaignID int64, level, event, msg string, details map[string]any) (int64, error) {
+	return insertLog(ctx, db.wq, campaignID, db.Now(), level, event, msg, details)
+}
+
+// UpdateLog rewrites entry id's time, message and details (for aggregated
+// events such as call_initiation_failed).
+func (db *DB) UpdateLog(ctx context.Context, id int64, msg string, details map[string]any) error {
+	if err := db.wq.UpdateLog(ctx, sqlcdb.UpdateLogParams{Ts: db.Now().UnixMilli(), Message: msg, Details: mustJSON(details), ID: id}); err != nil {
+		return fmt.Errorf("update log: %w", err)
+	}
+	return nil
+}
+
+func logFromRow(r sqlcdb.CampaignLog) LogEntry {
+	e := LogEntry{ID: r.ID, TS: fromMS(r.Ts), Level: r.Level, Event: r.Event, Message: r.Message}
+	if err := json.Unmarshal([]byte(r.Details), &e.Details); err != nil || e.Details == nil {
+		e.Details = map[string]any{}
+	}
+	return e
+}
+
+// RecentLogs returns the campaign's newest 50 entries, oldest first.
+func (db *DB) RecentLogs(ctx context.Context, campaignID int64) ([]LogEntry, error) {
+	rows, err := db.rq.RecentLogs(ctx, campaignID)
+	if err != nil {
+		return nil, fmt.Errorf("recent logs: %w", err)
+	}
+	out := make([]LogEntry, len(rows))
+	for i, r := range rows {
+		out[i] = logFromRow(r)
+	}
+	return out, nil
+}
+
+// ListLogs returns up to limit entries newer than after, oldest first.
+func (db *DB) ListLogs(ctx context.Context, campaignID int64, after time.Time, limit int) ([]LogEntry, error) {
+	rows, err := db.rq.ListLogs(ctx, sqlcdb.ListLogsParams{CampaignID: campaignID, Ts: after.UnixMilli(), Limit: int64(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("list logs: %w", err)
+	}
+	out := make([]LogEntry, len(rows))
+	for i, r := range rows {
+		out[i] = logFromRow(r)
+	}
+	return out, nil
+}
