@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+	_ "time/tzdata" // IANA zones for hosts without /usr/share/zoneinfo
 
 	"github.com/spf13/cobra"
 
@@ -81,7 +82,8 @@ func runServe(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	cfg := web.Config{DB: db, Log: log, Version: Version, MaxUploadBytes: maxUpload}
+	engine := buildDialer(f, db, sealer, public, log)
+	cfg := web.Config{DB: db, Log: log, Version: Version, MaxUploadBytes: maxUpload, Dialer: engine, PublicURL: public.String()}
 	objs.webConfig(&cfg)
 	srv := &http.Server{
 		Handler:           web.New(cfg),
@@ -93,12 +95,20 @@ func runServe(c *cobra.Command, _ []string) error {
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	// The engine starts once webhooks can be received; it reconciles what a
+	// previous process left in flight, then resumes running campaigns.
+	if err := engine.Start(ctx); err != nil {
+		log.Error("dialer start", slog.String("error", err.Error()))
+	}
 	select {
 	case err := <-errc:
+		engine.Stop()
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
+	// No new calls from here; requests under way finish.
+	engine.Stop()
 	shutCtx, cancel := context.WithTimeout(context.Background(), 9*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {

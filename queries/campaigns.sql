@@ -6,7 +6,7 @@ INSERT INTO campaigns (organization_id, name, workflow_id, workflow_name, workfl
 VALUES (?, ?, ?, ?, ?, ?, 'csv', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id;
 
 -- name: SetCampaignTotals :exec
-UPDATE campaigns SET total_rows = ?, total_queued_count = ? WHERE id = ?;
+UPDATE campaigns SET total_rows = ?, total_queued_count = ?, columns = ? WHERE id = ?;
 
 -- name: GetCampaign :one
 SELECT c.*, t.name AS telephony_configuration_name

@@ -77,21 +77,23 @@ type Campaign struct {
 	State                      string
 	SourceType                 string
 	SourceID                   string
-	DefaultCountry             *string
-	TotalRows                  int64
-	ProcessedRows              int64
-	FailedRows                 int64
-	ExecutedCount              int64
-	TotalQueuedCount           int64
-	ParentCampaignID           *int64
-	RedialedCampaignID         *int64
-	NextDialAt                 *time.Time
-	BreakerResetAt             time.Time
-	CreatedAt                  time.Time
-	UpdatedAt                  time.Time
-	StartedAt                  *time.Time
-	CompletedAt                *time.Time
-	CancelledAt                *time.Time
+	// Columns are the CSV's header names in file order.
+	Columns            []string
+	DefaultCountry     *string
+	TotalRows          int64
+	ProcessedRows      int64
+	FailedRows         int64
+	ExecutedCount      int64
+	TotalQueuedCount   int64
+	ParentCampaignID   *int64
+	RedialedCampaignID *int64
+	NextDialAt         *time.Time
+	BreakerResetAt     time.Time
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+	StartedAt          *time.Time
+	CompletedAt        *time.Time
+	CancelledAt        *time.Time
 }
 
 func optTime(v sql.NullInt64) *time.Time {
@@ -130,6 +132,9 @@ func campaignFromRow(r sqlcdb.GetCampaignRow) (*Campaign, error) {
 	if err := json.Unmarshal([]byte(r.CircuitBreaker), &c.CircuitBreaker); err != nil {
 		return nil, fmt.Errorf("campaign %d circuit_breaker: %w", r.ID, err)
 	}
+	if err := json.Unmarshal([]byte(r.Columns), &c.Columns); err != nil {
+		return nil, fmt.Errorf("campaign %d columns: %w", r.ID, err)
+	}
 	if r.ScheduleConfig.Valid {
 		c.ScheduleConfig = &ScheduleConfig{}
 		if err := json.Unmarshal([]byte(r.ScheduleConfig.String), c.ScheduleConfig); err != nil {
@@ -164,6 +169,10 @@ type NewCampaign struct {
 	SourceID                 string
 	DefaultCountry           *string
 	ParentCampaignID         *int64
+	// RedialOf, when set, is the campaign this one redials: it gets
+	// redialed_campaign_id in the same transaction, and a campaign already
+	// redialed is ECONFLICT.
+	RedialOf *int64
 }
 
 // ContactInput is one contact to store with a new campaign.
@@ -178,7 +187,7 @@ type ContactInput struct {
 // call attempt, in one transaction. feed is called once inside the
 // transaction and calls add for each contact in CSV order; when feed returns
 // an error nothing is stored and that error is returned.
-func (db *DB) CreateCampaign(ctx context.Context, orgID int64, nc NewCampaign, feed func(add func(ContactInput) error) error) (*Campaign, error) {
+func (db *DB) CreateCampaign(ctx context.Context, orgID int64, nc NewCampaign, feed func(add func(ContactInput) error) (columns []string, err error)) (*Campaign, error) {
 	var id int64
 	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
 		now := db.nowMS()
@@ -217,10 +226,24 @@ func (db *DB) CreateCampaign(ctx context.Context, orgID int64, nc NewCampaign, f
 			n++
 			return nil
 		}
-		if err := feed(add); err != nil {
+		columns, err := feed(add)
+		if err != nil {
 			return err
 		}
-		return q.SetCampaignTotals(ctx, sqlcdb.SetCampaignTotalsParams{TotalRows: n, TotalQueuedCount: n, ID: id})
+		if columns == nil {
+			columns = []string{}
+		}
+		if nc.RedialOf != nil {
+			n, err := q.SetRedialed(ctx, sqlcdb.SetRedialedParams{RedialedCampaignID: sql.NullInt64{Int64: id, Valid: true},
+				UpdatedAt: now, ID: *nc.RedialOf})
+			if err != nil {
+				return fmt.Errorf("mark redialed: %w", err)
+			}
+			if n == 0 {
+				return Errorf(ECONFLICT, "campaign %d was already redialed", *nc.RedialOf)
+			}
+		}
+		return q.SetCampaignTotals(ctx, sqlcdb.SetCampaignTotalsParams{TotalRows: n, TotalQueuedCount: n, Columns: mustJSON(columns), ID: id})
 	})
 	if err != nil {
 		return nil, err

@@ -1,6 +1,10 @@
 package web
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/outdial/outdial/store"
+)
 
 // registerRoutes registers every route of the API. Keep them all here:
 // httprouter panics on a static segment beside a wildcard at the same
@@ -29,4 +33,23 @@ func (s *Server) registerRoutes() {
 	s.authed(http.MethodPut, "/api/v1/workflow/:workflow_id", s.updateWorkflow)
 	s.authed(http.MethodDelete, "/api/v1/workflow/:workflow_id", s.deleteWorkflow)
 	s.authed(http.MethodPost, "/api/v1/workflow/:workflow_id/validate", s.validateWorkflow)
+
+	s.authed(http.MethodPost, "/api/v1/campaign", s.createCampaign)
+	s.authed(http.MethodGet, "/api/v1/campaign", s.listCampaigns)
+	s.authed(http.MethodGet, "/api/v1/campaign/:campaign_id", s.getCampaign)
+	s.authed(http.MethodPatch, "/api/v1/campaign/:campaign_id", s.patchCampaign)
+	s.authed(http.MethodPost, "/api/v1/campaign/:campaign_id/start", s.transition(store.OpStart))
+	s.authed(http.MethodPost, "/api/v1/campaign/:campaign_id/pause", s.transition(store.OpPause))
+	s.authed(http.MethodPost, "/api/v1/campaign/:campaign_id/resume", s.transition(store.OpResume))
+	s.authed(http.MethodPost, "/api/v1/campaign/:campaign_id/cancel", s.transition(store.OpCancel))
+	s.authed(http.MethodPost, "/api/v1/campaign/:campaign_id/redial", s.redialCampaign)
+	s.authed(http.MethodGet, "/api/v1/campaign/:campaign_id/calls", s.listCalls)
+	s.authed(http.MethodGet, "/api/v1/campaign/:campaign_id/logs", s.listCampaignLogs)
+	s.authed(http.MethodGet, "/api/v1/campaign/:campaign_id/report", s.campaignReport)
+
+	// Provider webhooks: verified by per-attempt token and provider signature,
+	// not by API key.
+	s.public(http.MethodPost, "/api/v1/telephony/:provider/answer/:attempt_id", s.telephonyAnswer)
+	s.public(http.MethodGet, "/api/v1/telephony/:provider/answer/:attempt_id", s.telephonyAnswer)
+	s.public(http.MethodPost, "/api/v1/telephony/:provider/status/:attempt_id", s.telephonyStatus)
 }

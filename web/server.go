@@ -13,6 +13,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/outdial/outdial/dialer"
 	"github.com/outdial/outdial/store"
 )
 
@@ -31,6 +32,12 @@ type Config struct {
 	// verifies S3 signatures itself).
 	Objects       http.Handler
 	ObjectsPrefix string
+	// Dialer runs campaigns and takes provider webhooks; nil in tests of
+	// other resources.
+	Dialer *dialer.Engine
+	// PublicURL is the base URL providers reach the service at; webhook
+	// signatures are checked over it.
+	PublicURL string
 }
 
 // Server serves the Outdial API. Build it with New; it is an http.Handler.
@@ -40,6 +47,8 @@ type Server struct {
 	maxUpload int64
 	objects   http.Handler
 	objPrefix string
+	dialer    *dialer.Engine
+	publicURL string
 	log       *slog.Logger
 	version   string
 	router    *httprouter.Router
@@ -56,7 +65,8 @@ type Route struct {
 // New returns a Server with every route registered.
 func New(cfg Config) *Server {
 	s := &Server{db: cfg.DB, log: cfg.Log, version: cfg.Version, uploads: cfg.Uploads,
-		maxUpload: cfg.MaxUploadBytes, objects: cfg.Objects, objPrefix: cfg.ObjectsPrefix}
+		maxUpload: cfg.MaxUploadBytes, objects: cfg.Objects, objPrefix: cfg.ObjectsPrefix,
+		dialer: cfg.Dialer, publicURL: strings.TrimRight(cfg.PublicURL, "/")}
 	if s.maxUpload <= 0 {
 		s.maxUpload = DefaultMaxUploadBytes
 	}
@@ -155,6 +165,7 @@ var pathResources = map[string]string{
 	"phone_number_id": "phone number",
 	"workflow_id":     "workflow",
 	"campaign_id":     "campaign",
+	"attempt_id":      "call attempt",
 }
 
 // pathID parses the integer path parameter name. A value that is not an

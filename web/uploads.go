@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -11,10 +12,13 @@ import (
 	"github.com/julienschmidt/httprouter"
 )
 
-// Uploader makes presigned upload URLs; *objstore.Store implements it for the
-// bundled and remote object stores alike.
+// Uploader makes presigned upload URLs and reads uploaded files back;
+// *objstore.Store implements it for the bundled and remote object stores
+// alike.
 type Uploader interface {
 	PresignPut(ctx context.Context, key, contentType string, maxSize int64, expires time.Duration) (string, error)
+	// Open streams the object at key; a missing one wraps objstore.ErrNotFound.
+	Open(ctx context.Context, key string) (io.ReadCloser, error)
 }
 
 // uploadExpiry is how long a presigned upload URL stays valid.

@@ -14,6 +14,7 @@ CREATE TABLE campaigns (
         CHECK (state IN ('draft', 'running', 'paused', 'completed', 'cancelled', 'failed')),
     source_type                TEXT    NOT NULL DEFAULT 'csv' CHECK (source_type IN ('csv')),
     source_id                  TEXT    NOT NULL,
+    columns                    TEXT    NOT NULL DEFAULT '[]',
     default_country            TEXT,
     retry_config               TEXT    NOT NULL,
     schedule_config            TEXT,

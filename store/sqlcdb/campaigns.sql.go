@@ -97,7 +97,7 @@ func (q *Queries) CountUnfinishedCampaignsForWorkflow(ctx context.Context, workf
 }
 
 const getCampaign = `-- name: GetCampaign :one
-SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.workflow_definition, c.telephony_configuration_id, c.state, c.source_type, c.source_id, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, t.name AS telephony_configuration_name
+SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.workflow_definition, c.telephony_configuration_id, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, t.name AS telephony_configuration_name
 FROM campaigns c JOIN telephony_configs t ON t.id = c.telephony_configuration_id
 WHERE c.id = ? AND c.organization_id = ?
 `
@@ -118,6 +118,7 @@ type GetCampaignRow struct {
 	State                      string
 	SourceType                 string
 	SourceID                   string
+	Columns                    string
 	DefaultCountry             sql.NullString
 	RetryConfig                string
 	ScheduleConfig             sql.NullString
@@ -155,6 +156,7 @@ func (q *Queries) GetCampaign(ctx context.Context, arg GetCampaignParams) (GetCa
 		&i.State,
 		&i.SourceType,
 		&i.SourceID,
+		&i.Columns,
 		&i.DefaultCountry,
 		&i.RetryConfig,
 		&i.ScheduleConfig,
@@ -181,7 +183,7 @@ func (q *Queries) GetCampaign(ctx context.Context, arg GetCampaignParams) (GetCa
 }
 
 const getCampaignByID = `-- name: GetCampaignByID :one
-SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.workflow_definition, c.telephony_configuration_id, c.state, c.source_type, c.source_id, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, t.name AS telephony_configuration_name
+SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.workflow_definition, c.telephony_configuration_id, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, t.name AS telephony_configuration_name
 FROM campaigns c JOIN telephony_configs t ON t.id = c.telephony_configuration_id
 WHERE c.id = ?
 `
@@ -197,6 +199,7 @@ type GetCampaignByIDRow struct {
 	State                      string
 	SourceType                 string
 	SourceID                   string
+	Columns                    string
 	DefaultCountry             sql.NullString
 	RetryConfig                string
 	ScheduleConfig             sql.NullString
@@ -234,6 +237,7 @@ func (q *Queries) GetCampaignByID(ctx context.Context, id int64) (GetCampaignByI
 		&i.State,
 		&i.SourceType,
 		&i.SourceID,
+		&i.Columns,
 		&i.DefaultCountry,
 		&i.RetryConfig,
 		&i.ScheduleConfig,
@@ -311,7 +315,7 @@ func (q *Queries) InsertCampaign(ctx context.Context, arg InsertCampaignParams) 
 }
 
 const listCampaigns = `-- name: ListCampaigns :many
-SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.workflow_definition, c.telephony_configuration_id, c.state, c.source_type, c.source_id, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, t.name AS telephony_configuration_name
+SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.workflow_definition, c.telephony_configuration_id, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, t.name AS telephony_configuration_name
 FROM campaigns c JOIN telephony_configs t ON t.id = c.telephony_configuration_id
 WHERE c.organization_id = ? AND c.id < ?
 ORDER BY c.id DESC LIMIT ?
@@ -334,6 +338,7 @@ type ListCampaignsRow struct {
 	State                      string
 	SourceType                 string
 	SourceID                   string
+	Columns                    string
 	DefaultCountry             sql.NullString
 	RetryConfig                string
 	ScheduleConfig             sql.NullString
@@ -377,6 +382,7 @@ func (q *Queries) ListCampaigns(ctx context.Context, arg ListCampaignsParams) ([
 			&i.State,
 			&i.SourceType,
 			&i.SourceID,
+			&i.Columns,
 			&i.DefaultCountry,
 			&i.RetryConfig,
 			&i.ScheduleConfig,
@@ -484,17 +490,23 @@ func (q *Queries) RunningCampaignIDs(ctx context.Context) ([]int64, error) {
 }
 
 const setCampaignTotals = `-- name: SetCampaignTotals :exec
-UPDATE campaigns SET total_rows = ?, total_queued_count = ? WHERE id = ?
+UPDATE campaigns SET total_rows = ?, total_queued_count = ?, columns = ? WHERE id = ?
 `
 
 type SetCampaignTotalsParams struct {
 	TotalRows        int64
 	TotalQueuedCount int64
+	Columns          string
 	ID               int64
 }
 
 func (q *Queries) SetCampaignTotals(ctx context.Context, arg SetCampaignTotalsParams) error {
-	_, err := q.exec(ctx, q.setCampaignTotalsStmt, setCampaignTotals, arg.TotalRows, arg.TotalQueuedCount, arg.ID)
+	_, err := q.exec(ctx, q.setCampaignTotalsStmt, setCampaignTotals,
+		arg.TotalRows,
+		arg.TotalQueuedCount,
+		arg.Columns,
+		arg.ID,
+	)
 	return err
 }
 

@@ -54,6 +54,7 @@ type Campaign struct {
 	State                    string
 	SourceType               string
 	SourceID                 string
+	Columns                  string
 	DefaultCountry           sql.NullString
 	RetryConfig              string
 	ScheduleConfig           sql.NullString

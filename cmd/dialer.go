@@ -1,0 +1,40 @@
+package cmd
+
+import (
+	"log/slog"
+	"net/url"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/outdial/outdial/dialer"
+	"github.com/outdial/outdial/dialer/carrier"
+	"github.com/outdial/outdial/store"
+)
+
+// providerURLEnv names the variables that override providers' API base
+// URLs (regional endpoints, tests).
+var providerURLEnv = map[string]string{
+	carrier.Twilio:    "OUTDIAL_TWILIO_API_URL",
+	carrier.Plivo:     "OUTDIAL_PLIVO_API_URL",
+	carrier.Vobiz:     "OUTDIAL_VOBIZ_API_URL",
+	carrier.Telnyx:    "OUTDIAL_TELNYX_API_URL",
+	carrier.Vonage:    "OUTDIAL_VONAGE_API_URL",
+	carrier.Cloudonix: "OUTDIAL_CLOUDONIX_API_URL",
+}
+
+// buildDialer returns the campaign engine, not started.
+func buildDialer(f *pflag.FlagSet, db *store.DB, sealer *store.Sealer, public *url.URL, log *slog.Logger) *dialer.Engine {
+	agentURL, _ := f.GetString("agent-url")
+	maxCall, _ := f.GetInt64("max-call-seconds")
+	base := map[string]string{}
+	for provider, env := range providerURLEnv {
+		if v := os.Getenv(env); v != "" {
+			base[provider] = v
+		}
+	}
+	return dialer.New(dialer.Config{
+		DB: db, Log: log, PublicURL: public.String(), TokenKey: sealer.Derive("webhook-token"),
+		AgentURL: agentURL, MaxCallSeconds: int(maxCall), Carriers: carrier.Options{BaseURLs: base},
+	})
+}

@@ -1,0 +1,44 @@
+package dialer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/outdial/outdial/dialer/carrier"
+	"github.com/outdial/outdial/dialer/workflow"
+	"github.com/outdial/outdial/store"
+)
+
+// answerFor builds the answer of an answered attempt: the workflow's
+// agent_url (else the server's --agent-url) as a media stream, else the
+// start node's greeting rendered for the contact.
+func (e *Engine) answerFor(ctx context.Context, c *store.Campaign, a *store.Attempt) (carrier.Answer, error) {
+	contact, err := e.db.GetContact(ctx, a.ContactID)
+	if err != nil {
+		return carrier.Answer{}, fmt.Errorf("contact of attempt: %w", err)
+	}
+	vars := map[string]string{}
+	if err := json.Unmarshal(contact.Context, &vars); err != nil {
+		return carrier.Answer{}, fmt.Errorf("contact context: %w", err)
+	}
+	ans := carrier.Answer{AttemptID: a.ID, Context: vars, AgentURL: e.cfg.AgentURL}
+	def, err := workflow.Parse(c.WorkflowDefinition)
+	if err != nil {
+		return ans, nil
+	}
+	if u := def.AgentURL(); u != "" {
+		ans.AgentURL = u
+	}
+	caller := ""
+	if a.CallerID != nil {
+		caller = *a.CallerID
+	}
+	greeting, err := workflow.Render(def.Greeting(), vars, workflow.Builtins{
+		PhoneNumber: a.PhoneNumber, CallerNumber: caller, CampaignID: c.ID, CurrentTime: e.now().UTC(),
+	})
+	if err == nil {
+		ans.Greeting = greeting
+	}
+	return ans, nil
+}

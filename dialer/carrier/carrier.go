@@ -1,0 +1,214 @@
+package carrier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Outcomes of one call attempt (API.md 4.5). Unknown is set by the dialer,
+// never by a carrier.
+const (
+	OutcomeAnswered  = "answered"
+	OutcomeVoicemail = "voicemail"
+	OutcomeBusy      = "busy"
+	OutcomeNoAnswer  = "no_answer"
+	OutcomeFailed    = "failed"
+	OutcomeCanceled  = "canceled"
+	OutcomeUnknown   = "unknown"
+)
+
+// Call is one outbound call the dialer asks a carrier to place.
+type Call struct {
+	// AttemptID identifies the attempt; carriers that let the caller choose
+	// the call id (ARI) derive it from this, so a retry of the same attempt
+	// can be detected.
+	AttemptID int64
+	// To is the callee in E.164 ("+14155550100"); each carrier formats it as
+	// its API wants (some without "+").
+	To string
+	// From is the caller id: E.164, a SIP URI or an extension.
+	From string
+	// AnswerURL is asked what to do when the call is answered (API.md 6);
+	// StatusURL receives the status events. Both carry the attempt id and
+	// its token.
+	AnswerURL string
+	StatusURL string
+	// MachineDetection asks the provider to tell a person from a machine.
+	MachineDetection bool
+	// RingTimeout is how long to let the callee's phone ring.
+	RingTimeout time.Duration
+	// TimeLimit bounds the whole call once answered.
+	TimeLimit time.Duration
+}
+
+// Placed is the provider's answer to a successful Place.
+type Placed struct {
+	// ProviderCallID is the provider's id of the call (Twilio CallSid,
+	// Telnyx call_control_id, ...), used for status queries and hang-up.
+	ProviderCallID string
+}
+
+// Status is one status event of a call, from a webhook or a status query.
+type Status struct {
+	// ProviderCallID is the provider's id of the call, when the event has it.
+	ProviderCallID string
+	// Raw is the provider's own status value (e.g. Twilio "no-answer"),
+	// kept beside the outcome.
+	Raw string
+	// Answered is true once the call is known to have been answered.
+	Answered bool
+	// AnsweredBy is the provider's machine-detection verdict when it ran
+	// ("human", "machine_start", ...), else "".
+	AnsweredBy string
+	// Final is true for the call's last status; Outcome is then set.
+	Final   bool
+	Outcome string
+	// DurationSeconds is the talk time reported with a final status.
+	DurationSeconds int
+	// Sequence orders events of one call when the provider numbers them; 0
+	// when it does not.
+	Sequence int
+}
+
+// Answer is what the answer markup needs (API.md 6).
+type Answer struct {
+	AttemptID int64
+	// AgentURL, when set, is a websocket URL the call's audio is connected
+	// to as a media stream, passing AttemptID and Context as parameters.
+	AgentURL string
+	// Greeting is the rendered text spoken when there is no agent URL,
+	// before hanging up.
+	Greeting string
+	// Context is the contact's initial_context.
+	Context map[string]string
+}
+
+// Webhook is a provider request received at one of our callback URLs.
+type Webhook struct {
+	// Request is the HTTP request; its body has been read into Body.
+	Request *http.Request
+	Body    []byte
+	// PublicURL is the full URL the provider was given and requested
+	// (scheme, host, path and query as we handed it out), which signature
+	// schemes sign.
+	PublicURL string
+}
+
+// Carrier is one provider bound to one telephony configuration's
+// credentials. Implementations are safe for concurrent use.
+type Carrier interface {
+	// Place asks the provider to place call. Errors: an *Error with
+	// Kind RateLimited (retry later; not the contact's failure), AuthFailed
+	// (the credentials are refused) or Rejected (the provider refused this
+	// call; the attempt failed); any other error means the request may or
+	// may not have reached the provider.
+	Place(ctx context.Context, call Call) (Placed, error)
+	// HangUp ends or cancels a call.
+	HangUp(ctx context.Context, providerCallID string) error
+	// Query asks the provider for a call's current status.
+	Query(ctx context.Context, providerCallID string) (Status, error)
+	// AnswerMarkup returns the content type and body answering the
+	// provider's answer-URL request.
+	AnswerMarkup(a Answer) (contentType string, body []byte)
+	// ParseStatus verifies a status webhook's authenticity (the provider's
+	// signature scheme) and returns the status it carries. A forged or
+	// unsigned webhook is ErrForged.
+	ParseStatus(w Webhook) (Status, error)
+	// VerifyAnswer verifies an answer webhook's authenticity and returns
+	// the machine-detection verdict it carries, if any.
+	VerifyAnswer(w Webhook) (answeredBy string, err error)
+}
+
+// ErrForged is returned (wrapped) for a webhook whose signature does not
+// verify.
+var ErrForged = errors.New("webhook signature does not verify")
+
+// Kinds of *Error.
+const (
+	RateLimited = "rate_limited"
+	AuthFailed  = "auth_failed"
+	Rejected    = "rejected"
+)
+
+// Error is a provider's refusal of a request.
+type Error struct {
+	Kind       string
+	HTTPStatus int
+	// Code is the provider's error code, when it gives one.
+	Code string
+	// Message is the provider's reason; it never contains credentials.
+	Message string
+	// RetryAfter is the provider's hint for RateLimited, 0 when none.
+	RetryAfter time.Duration
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("provider %s (http %d, code %s): %s", e.Kind, e.HTTPStatus, e.Code, e.Message)
+}
+
+// KindOf returns the Kind of the *Error in err's chain, or "".
+func KindOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return ""
+}
+
+// Options are the process-wide settings carriers are built with.
+type Options struct {
+	// BaseURLs overrides providers' API base URLs by provider name
+	// (OUTDIAL_TWILIO_API_URL, ...), for regional endpoints and tests.
+	BaseURLs map[string]string
+	// HTTPClient sends provider requests; nil means a client with a 15 s
+	// timeout.
+	HTTPClient *http.Client
+	// Now is the clock (webhook timestamp tolerance, JWT claims).
+	Now func() time.Time
+}
+
+func (o Options) baseURL(provider, def string) string {
+	if u := o.BaseURLs[provider]; u != "" {
+		return u
+	}
+	return def
+}
+
+func (o Options) client() *http.Client {
+	if o.HTTPClient != nil {
+		return o.HTTPClient
+	}
+	return defaultClient
+}
+
+func (o Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+var defaultClient = &http.Client{Timeout: 15 * time.Second}
+
+// New returns the carrier of provider bound to creds (a configuration's
+// stored credentials).
+func New(provider string, creds map[string]any, opts Options) (Carrier, error) {
+	switch provider {
+	case Twilio:
+		return newTwilio(creds, opts), nil
+	}
+	return nil, fmt.Errorf("provider %q: dialing is not supported yet", provider)
+}
+
+func credString(creds map[string]any, name string) string {
+	s, _ := creds[name].(string)
+	return s
+}
+
+func credBool(creds map[string]any, name string) bool {
+	b, _ := creds[name].(bool)
+	return b
+}

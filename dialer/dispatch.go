@@ -1,0 +1,158 @@
+package dialer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/outdial/outdial/dialer/carrier"
+	"github.com/outdial/outdial/store"
+)
+
+// dispatch places one claimed attempt. The attempt is already durably
+// claimed (dialing), so a crash from here on never places it twice.
+func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
+	defer e.wg.Done()
+	ctx := e.ctx
+	if r.isHalted() {
+		e.requeue(ctx, r, a, a.DueAt)
+		return
+	}
+	car, spec, err := e.carrierFor(ctx, c.OrganizationID, c.TelephonyConfigurationID)
+	if err != nil {
+		e.initiationFailed(ctx, r, a, "telephony configuration unusable: "+err.Error())
+		return
+	}
+	now := e.now()
+	callerID, ok, err := e.db.PickCallerID(ctx, c.TelephonyConfigurationID, now)
+	if err != nil {
+		e.requeue(ctx, r, a, now.Add(time.Second))
+		return
+	}
+	if !ok && spec.Provider != carrier.ARI {
+		e.initiationFailed(ctx, r, a, fmt.Sprintf("telephony configuration %d has no phone number to call from", c.TelephonyConfigurationID))
+		return
+	}
+	call := carrier.Call{
+		AttemptID: a.ID, To: a.PhoneNumber, From: callerID,
+		AnswerURL:   e.callbackURL(spec.Provider, "answer", a.ID),
+		StatusURL:   e.callbackURL(spec.Provider, "status", a.ID),
+		RingTimeout: RingTimeout,
+		TimeLimit:   time.Duration(e.cfg.MaxCallSeconds) * time.Second,
+	}
+	// Last check before the request: after Halt returns, no call starts.
+	r.mu.RLock()
+	halted := r.halted
+	r.mu.RUnlock()
+	if halted {
+		e.requeue(ctx, r, a, a.DueAt)
+		return
+	}
+	placed, err := car.Place(ctx, call)
+	if ctx.Err() != nil {
+		// Shutting down: the request may or may not have gone out; the
+		// attempt stays dialing and is reconciled at the next start.
+		return
+	}
+	var perr *carrier.Error
+	errors.As(err, &perr)
+	switch {
+	case err == nil:
+		e.limiter(c.TelephonyConfigurationID).succeeded()
+		deadline := e.now().Add(RingTimeout + time.Duration(e.cfg.MaxCallSeconds)*time.Second)
+		if _, err := e.db.MarkPlaced(ctx, a.ID, c.ID, placed.ProviderCallID, callerID, deadline); err != nil {
+			e.log.Error("dialer: mark placed", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
+		}
+		r.noteDeadline(deadline)
+	case perr != nil && perr.Kind == carrier.RateLimited:
+		until := e.limiter(c.TelephonyConfigurationID).limited(e.now(), perr.RetryAfter)
+		e.requeue(ctx, r, a, until)
+		e.aggregateLog(ctx, c.ID, store.LogWarning, "provider_rate_limited",
+			"the provider is rate limiting call requests; dialing slowed down", map[string]any{"retry_at": until.UTC().Format(time.RFC3339)})
+	case perr != nil && perr.Kind == carrier.AuthFailed:
+		e.requeue(ctx, r, a, a.DueAt)
+		if paused, err := e.db.PauseCampaignFor(ctx, c.ID, "provider_auth_failed",
+			"the provider refused the configuration's credentials; fix them and resume",
+			map[string]any{"http_status": perr.HTTPStatus, "code": perr.Code}); err == nil && paused {
+			r.halt()
+		}
+	default:
+		e.initiationFailed(ctx, r, a, err.Error())
+	}
+}
+
+// requeue returns a claimed attempt to the queue, due at due, and frees its
+// slot.
+func (e *Engine) requeue(ctx context.Context, r *runner, a *store.Attempt, due time.Time) {
+	if err := e.db.RequeueAttempt(ctx, a.ID, due); err != nil {
+		e.log.Error("dialer: requeue", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
+	}
+	r.active.Add(-1)
+	r.poke(false)
+}
+
+// initiationFailed ends an attempt the provider did not take as failed and
+// logs call_initiation_failed (aggregated per minute).
+func (e *Engine) initiationFailed(ctx context.Context, r *runner, a *store.Attempt, reason string) {
+	e.finish(ctx, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeFailed, Raw: "initiation_failed"}, reason)
+	e.aggregateLog(ctx, a.CampaignID, store.LogError, "call_initiation_failed", "calls could not be placed", map[string]any{"last_error": reason})
+}
+
+// aggregator keeps, per campaign and event, the log entry of the current
+// minute, so repeated events become one entry with a count.
+type aggregator struct {
+	mu      sync.Mutex
+	entries map[string]aggEntry
+}
+
+type aggEntry struct {
+	id    int64
+	since time.Time
+	count int
+}
+
+func (e *Engine) aggregateLog(ctx context.Context, campaignID int64, level, event, msg string, details map[string]any) {
+	key := fmt.Sprintf("%d/%s", campaignID, event)
+	now := e.now()
+	e.agg.mu.Lock()
+	defer e.agg.mu.Unlock()
+	if e.agg.entries == nil {
+		e.agg.entries = map[string]aggEntry{}
+	}
+	ent, ok := e.agg.entries[key]
+	if ok && now.Sub(ent.since) < time.Minute {
+		ent.count++
+		details["count"] = ent.count
+		if err := e.db.UpdateLog(ctx, ent.id, fmt.Sprintf("%s (%d times in the last minute)", msg, ent.count), details); err != nil {
+			e.log.Error("dialer: update log", slog.String("error", err.Error()))
+		}
+		e.agg.entries[key] = ent
+		return
+	}
+	details["count"] = 1
+	id, err := e.db.AddLog(ctx, campaignID, level, event, msg, details)
+	if err != nil {
+		e.log.Error("dialer: add log", slog.String("error", err.Error()))
+		return
+	}
+	e.agg.entries[key] = aggEntry{id: id, since: now, count: 1}
+}
+
+func (e *Engine) addLog(ctx context.Context, campaignID int64, level, event, msg string, details map[string]any) {
+	if _, err := e.db.AddLog(ctx, campaignID, level, event, msg, details); err != nil {
+		e.log.Error("dialer: add log", slog.String("event", event), slog.String("error", err.Error()))
+	}
+}
+
+func (r *runner) noteDeadline(d time.Time) {
+	// Deadlines only grow over time for new calls, so the earliest pending
+	// one is kept; the run loop re-reads it after expiring attempts.
+	r.mu.Lock()
+	if r.nextDeadline.IsZero() || d.Before(r.nextDeadline) {
+		r.nextDeadline = d
+	}
+	r.mu.Unlock()
+}

@@ -1,0 +1,223 @@
+// Package dialer is the in-process campaign engine. Each running campaign has
+// one runner goroutine that claims due call attempts from the call-attempts
+// table (the durable queue) and hands them to its carrier, never above the
+// campaign's max_concurrency and paced by a token bucket; status webhooks and
+// provider queries end attempts, which queues retries, trips the circuit
+// breaker and completes campaigns. An attempt is written (claimed) before its
+// provider request, so after a crash no attempt is placed twice: Start
+// reconciles what was left in flight.
+package dialer
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/outdial/outdial/dialer/carrier"
+	"github.com/outdial/outdial/store"
+)
+
+// RingTimeout is how long a callee's phone may ring.
+const RingTimeout = 60 * time.Second
+
+// Config builds an Engine.
+type Config struct {
+	DB  *store.DB
+	Log *slog.Logger
+	// PublicURL is the base URL providers reach this service at, without a
+	// trailing slash; callback URLs are built on it.
+	PublicURL string
+	// TokenKey signs the per-attempt webhook tokens.
+	TokenKey []byte
+	// AgentURL is the default voice-agent websocket URL (serve --agent-url);
+	// a workflow's own agent_url wins.
+	AgentURL string
+	// MaxCallSeconds bounds a call; an attempt without a final status
+	// RingTimeout + MaxCallSeconds after it started is reconciled.
+	MaxCallSeconds int
+	// Carriers are the options every provider adapter is built with.
+	Carriers carrier.Options
+	// NewCarrier builds a carrier; nil means carrier.New (tests replace it).
+	NewCarrier func(provider string, creds map[string]any, opts carrier.Options) (carrier.Carrier, error)
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Engine runs the campaigns. Build it with New, then Start it.
+type Engine struct {
+	cfg Config
+	db  *store.DB
+	log *slog.Logger
+	now func() time.Time
+
+	mu       sync.Mutex
+	ctx      context.Context
+	runners  map[int64]*runner
+	limiters map[int64]*providerLimiter
+	carriers map[int64]cachedCarrier
+	wg       sync.WaitGroup
+	stopped  bool
+	agg      aggregator
+}
+
+type cachedCarrier struct {
+	updated time.Time
+	c       carrier.Carrier
+	spec    carrier.Spec
+}
+
+// New returns an engine that is not running yet.
+func New(cfg Config) *Engine {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.NewCarrier == nil {
+		cfg.NewCarrier = carrier.New
+	}
+	if cfg.MaxCallSeconds <= 0 {
+		cfg.MaxCallSeconds = 3600
+	}
+	return &Engine{cfg: cfg, db: cfg.DB, log: cfg.Log, now: cfg.Now,
+		runners: map[int64]*runner{}, limiters: map[int64]*providerLimiter{}, carriers: map[int64]cachedCarrier{}}
+}
+
+// Start reconciles attempts a previous process left dialing or in flight and
+// starts a runner for every running campaign. The engine runs until ctx ends
+// or Stop is called.
+func (e *Engine) Start(ctx context.Context) error {
+	e.mu.Lock()
+	e.ctx = ctx
+	e.mu.Unlock()
+	if err := e.reconcileAtStart(ctx); err != nil {
+		return fmt.Errorf("reconcile: %w", err)
+	}
+	ids, err := e.db.RunningCampaignIDs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		e.Wake(id)
+	}
+	return nil
+}
+
+// Stop stops placing new calls and waits for the runners and the provider
+// requests under way to finish. Calls already placed finish at the
+// provider; their statuses are applied after a restart (or by reconciliation).
+func (e *Engine) Stop() {
+	e.mu.Lock()
+	e.stopped = true
+	for _, r := range e.runners {
+		r.halt()
+	}
+	e.mu.Unlock()
+	e.wg.Wait()
+}
+
+// Wake makes the runner of campaign id look at it again now: after start,
+// resume and PATCH, and in tests after moving the clock. It starts a runner
+// when the campaign has none.
+func (e *Engine) Wake(id int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopped || e.ctx == nil {
+		return
+	}
+	if r := e.runners[id]; r != nil && !r.isDone() {
+		r.poke(true)
+		return
+	}
+	r := newRunner(e, id)
+	e.runners[id] = r
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		r.run(e.ctx)
+		e.mu.Lock()
+		if e.runners[id] == r {
+			delete(e.runners, id)
+		}
+		e.mu.Unlock()
+	}()
+}
+
+// Halt stops campaign id's new dispatches at once, before the pause or
+// cancel is answered; calls in flight finish normally.
+func (e *Engine) Halt(id int64) {
+	e.mu.Lock()
+	r := e.runners[id]
+	e.mu.Unlock()
+	if r != nil {
+		r.halt()
+	}
+}
+
+func (e *Engine) runner(id int64) *runner {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.runners[id]
+}
+
+// Token returns the webhook token of attempt id: an HMAC of the id with the
+// server secret, URL-safe.
+func (e *Engine) Token(attemptID int64) string {
+	m := hmac.New(sha256.New, e.cfg.TokenKey)
+	m.Write([]byte("attempt:" + strconv.FormatInt(attemptID, 10)))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:18])
+}
+
+// ValidToken reports whether token is attempt id's token (constant time).
+func (e *Engine) ValidToken(attemptID int64, token string) bool {
+	return hmac.Equal([]byte(e.Token(attemptID)), []byte(token))
+}
+
+// callbackURL is the URL of kind ("answer" or "status") for an attempt.
+func (e *Engine) callbackURL(provider, kind string, attemptID int64) string {
+	return fmt.Sprintf("%s/api/v1/telephony/%s/%s/%d?t=%s", e.cfg.PublicURL, provider, kind, attemptID, e.Token(attemptID))
+}
+
+// carrierFor returns the carrier of telephony configuration configID,
+// rebuilt when the configuration changed.
+func (e *Engine) carrierFor(ctx context.Context, orgID, configID int64) (carrier.Carrier, carrier.Spec, error) {
+	cfg, err := e.db.GetTelephonyConfig(ctx, orgID, configID)
+	if err != nil {
+		return nil, carrier.Spec{}, err
+	}
+	e.mu.Lock()
+	cc, ok := e.carriers[configID]
+	e.mu.Unlock()
+	if ok && cc.updated.Equal(cfg.UpdatedAt) {
+		return cc.c, cc.spec, nil
+	}
+	c, err := e.cfg.NewCarrier(cfg.Provider, cfg.Credentials, e.cfg.Carriers)
+	if err != nil {
+		return nil, carrier.Spec{}, err
+	}
+	spec, _ := carrier.Lookup(cfg.Provider)
+	e.mu.Lock()
+	e.carriers[configID] = cachedCarrier{updated: cfg.UpdatedAt, c: c, spec: spec}
+	e.mu.Unlock()
+	return c, spec, nil
+}
+
+// limiter returns the shared provider-rate limiter of a configuration: a
+// provider's 429 is an account limit, so it slows every campaign of it.
+func (e *Engine) limiter(configID int64) *providerLimiter {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	l := e.limiters[configID]
+	if l == nil {
+		l = &providerLimiter{}
+		e.limiters[configID] = l
+	}
+	return l
+}

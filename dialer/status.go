@@ -1,0 +1,237 @@
+package dialer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/outdial/outdial/dialer/carrier"
+	"github.com/outdial/outdial/store"
+)
+
+// Webhook errors the web layer maps to statuses.
+var (
+	// ErrForbidden: bad token, bad signature, or an attempt that does not
+	// belong to the provider in the URL. Answered 403; nothing changes.
+	ErrForbidden = errors.New("forbidden")
+)
+
+// retryPolicy is API.md 4.5: busy / no_answer / voicemail are retried when
+// the campaign's retry_config allows it and fewer than max_retries retries
+// were made; the retry is due retry_delay_seconds after now.
+func (e *Engine) retryPolicy(c *store.Campaign, attempt int64, outcome string) (bool, time.Time) {
+	rc := c.RetryConfig
+	if !rc.Enabled || attempt-1 >= int64(rc.MaxRetries) {
+		return false, time.Time{}
+	}
+	switch {
+	case outcome == carrier.OutcomeBusy && rc.RetryOnBusy,
+		outcome == carrier.OutcomeNoAnswer && rc.RetryOnNoAnswer,
+		outcome == carrier.OutcomeVoicemail && rc.RetryOnVoicemail:
+		return true, e.now().Add(time.Duration(rc.RetryDelaySeconds) * time.Second)
+	}
+	return false, time.Time{}
+}
+
+// finish applies a status to an attempt and does what follows in memory:
+// frees the slot, feeds the circuit breaker, wakes the runner.
+func (e *Engine) finish(ctx context.Context, attemptID int64, st carrier.Status, errText string) {
+	if _, err := e.apply(ctx, attemptID, st, errText); err != nil {
+		e.log.Error("dialer: apply status", slog.Int64("attempt_id", attemptID), slog.String("error", err.Error()))
+	}
+}
+
+func (e *Engine) apply(ctx context.Context, attemptID int64, st carrier.Status, errText string) (store.Applied, error) {
+	now := e.now()
+	res, err := e.db.ApplyStatus(ctx, attemptID, store.StatusUpdate{
+		At: now, Raw: st.Raw, ProviderCallID: st.ProviderCallID, Answered: st.Answered, AnsweredBy: st.AnsweredBy,
+		Sequence: st.Sequence, Final: st.Final, Outcome: st.Outcome, DurationSeconds: st.DurationSeconds, Error: errText,
+	}, e.retryPolicy)
+	if err != nil || res.Ignored || !res.Final {
+		return res, err
+	}
+	r := e.runner(res.CampaignID)
+	if r == nil {
+		return res, nil
+	}
+	r.active.Add(-1)
+	if res.Completed {
+		r.halt()
+		return res, nil
+	}
+	e.checkBreaker(ctx, r, res.Outcome == carrier.OutcomeFailed, now)
+	r.poke(false)
+	return res, nil
+}
+
+// checkBreaker records an attempt end and pauses the campaign when the
+// failure share over the window reaches the threshold.
+func (e *Engine) checkBreaker(ctx context.Context, r *runner, failed bool, now time.Time) {
+	c := r.campaign()
+	if c == nil || !c.CircuitBreaker.Enabled {
+		return
+	}
+	cb := c.CircuitBreaker
+	r.bmu.Lock()
+	calls, failures := r.brk.record(now, failed, time.Duration(cb.WindowSeconds)*time.Second, now)
+	r.bmu.Unlock()
+	if calls < cb.MinCallsInWindow || float64(failures)/float64(calls) < cb.FailureThreshold {
+		return
+	}
+	rate := float64(failures) / float64(calls)
+	paused, err := e.db.PauseCampaignFor(ctx, r.id, "circuit_breaker_tripped",
+		fmt.Sprintf("%d of the last %d calls failed (%.0f%%); campaign paused", failures, calls, 100*rate),
+		map[string]any{"failure_rate": rate, "failures": failures, "calls": calls,
+			"threshold": cb.FailureThreshold, "window_seconds": cb.WindowSeconds})
+	if err != nil {
+		e.log.Error("dialer: trip breaker", slog.Int64("campaign_id", r.id), slog.String("error", err.Error()))
+		return
+	}
+	if paused {
+		r.halt()
+	}
+}
+
+// webhookTarget loads what a webhook for attempt id needs, checking its
+// token and that the attempt's configuration uses provider.
+func (e *Engine) webhookTarget(ctx context.Context, provider string, attemptID int64, token string) (*store.Attempt, *store.Campaign, carrier.Carrier, error) {
+	if !e.ValidToken(attemptID, token) {
+		return nil, nil, nil, ErrForbidden
+	}
+	a, err := e.db.GetAttempt(ctx, attemptID)
+	if err != nil {
+		if store.ErrorCode(err) == store.ENOTFOUND {
+			return nil, nil, nil, ErrForbidden
+		}
+		return nil, nil, nil, err
+	}
+	c, err := e.db.CampaignByID(ctx, a.CampaignID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	car, spec, err := e.carrierFor(ctx, c.OrganizationID, c.TelephonyConfigurationID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if spec.Provider != provider {
+		return nil, nil, nil, ErrForbidden
+	}
+	return a, c, car, nil
+}
+
+// HandleStatus verifies and applies a status webhook for attempt id. A bad
+// token or signature is ErrForbidden and changes nothing; duplicates and
+// late non-final events are accepted and ignored.
+func (e *Engine) HandleStatus(ctx context.Context, provider string, attemptID int64, token string, w carrier.Webhook) error {
+	a, _, car, err := e.webhookTarget(ctx, provider, attemptID, token)
+	if err != nil {
+		return err
+	}
+	st, err := car.ParseStatus(w)
+	if errors.Is(err, carrier.ErrForged) {
+		return ErrForbidden
+	}
+	if err != nil {
+		return fmt.Errorf("parse status: %w", err)
+	}
+	if st.ProviderCallID != "" && a.ProviderCallID != nil && *a.ProviderCallID != st.ProviderCallID {
+		return ErrForbidden // a signed event of another call sent to this attempt's URL
+	}
+	_, err = e.apply(ctx, attemptID, st, "")
+	return err
+}
+
+// Answer verifies an answer webhook and returns the markup that tells the
+// provider what to do with the answered call (API.md 6).
+func (e *Engine) Answer(ctx context.Context, provider string, attemptID int64, token string, w carrier.Webhook) (string, []byte, error) {
+	a, c, car, err := e.webhookTarget(ctx, provider, attemptID, token)
+	if err != nil {
+		return "", nil, err
+	}
+	answeredBy, err := car.VerifyAnswer(w)
+	if errors.Is(err, carrier.ErrForged) {
+		return "", nil, ErrForbidden
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("verify answer: %w", err)
+	}
+	if _, err := e.apply(ctx, attemptID, carrier.Status{Raw: "answered", Answered: true, AnsweredBy: answeredBy, Sequence: int(a.Sequence)}, ""); err != nil {
+		return "", nil, err
+	}
+	ans, err := e.answerFor(ctx, c, a)
+	if err != nil {
+		return "", nil, err
+	}
+	ct, body := car.AnswerMarkup(ans)
+	return ct, body, nil
+}
+
+// expire reconciles the runner's in-flight attempts past their deadline:
+// the provider's status when it can be asked, else unknown.
+func (r *runner) expire(ctx context.Context, now time.Time) {
+	e := r.e
+	list, err := e.db.ExpiredAttempts(ctx, r.id, now)
+	if err != nil {
+		e.log.Error("dialer: expired attempts", slog.String("error", err.Error()))
+		return
+	}
+	for _, a := range list {
+		e.reconcile(ctx, r.c, a, "no final status before the deadline")
+	}
+	d, err := e.db.NextDeadline(ctx, r.id)
+	if err == nil {
+		r.setDeadline(d)
+	}
+}
+
+// reconcile asks the provider for an attempt's status and applies it when
+// final; otherwise (or when the provider cannot say) the attempt ends
+// unknown.
+func (e *Engine) reconcile(ctx context.Context, c *store.Campaign, a *store.Attempt, why string) {
+	if a.ProviderCallID != nil && *a.ProviderCallID != "" {
+		if car, _, err := e.carrierFor(ctx, c.OrganizationID, c.TelephonyConfigurationID); err == nil {
+			if st, err := car.Query(ctx, *a.ProviderCallID); err == nil && st.Final {
+				e.finish(ctx, a.ID, st, "")
+				return
+			}
+		}
+	}
+	e.finish(ctx, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeUnknown, Raw: "unknown"}, why)
+}
+
+// reconcileAtStart settles attempts a previous process left unfinished. A
+// dialing attempt's request may or may not have reached the provider and it
+// has no provider id to ask about, so it ends unknown and is never placed
+// again. An in-flight attempt is asked about; a final answer is applied, and
+// the others stay in flight (their statuses still arrive, and the deadline
+// reconciles them).
+func (e *Engine) reconcileAtStart(ctx context.Context) error {
+	list, err := e.db.UnfinishedAttempts(ctx)
+	if err != nil {
+		return err
+	}
+	for _, a := range list {
+		c, err := e.db.CampaignByID(ctx, a.CampaignID)
+		if err != nil {
+			return err
+		}
+		if a.State == store.AttemptDialing {
+			e.finish(ctx, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeUnknown, Raw: "interrupted"},
+				"the service stopped while the call was being placed; not placed again")
+			continue
+		}
+		if a.ProviderCallID == nil {
+			continue
+		}
+		car, _, err := e.carrierFor(ctx, c.OrganizationID, c.TelephonyConfigurationID)
+		if err != nil {
+			continue
+		}
+		if st, err := car.Query(ctx, *a.ProviderCallID); err == nil && st.Final {
+			e.finish(ctx, a.ID, st, "")
+		}
+	}
+	return nil
+}

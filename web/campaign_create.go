@@ -1,0 +1,161 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/outdial/outdial/dialer/carrier"
+	"github.com/outdial/outdial/dialer/contacts"
+	"github.com/outdial/outdial/dialer/workflow"
+	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/store/objstore"
+)
+
+// maxReportedProblems bounds the CSV problems listed in one 422.
+const maxReportedProblems = 100
+
+// createCampaign validates the body, reads and checks the uploaded CSV and
+// stores the campaign with every contact in one transaction: a rejected CSV
+// stores nothing.
+func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request, _ httprouter.Params, org int64) error {
+	body, err := readJSONObject(r)
+	if err != nil {
+		return err
+	}
+	var p Problems
+	f := fields{obj: body, loc: []any{"body"}, p: &p}
+	nc := store.NewCampaign{Settings: store.Settings{RetryConfig: DefaultRetryConfig, MaxConcurrency: 10,
+		CircuitBreaker: DefaultCircuitBreaker}}
+	if name, present, ok := f.String("name", true, false, 1, 255); present && ok {
+		nc.Name = name
+	}
+	readSettings(f, &nc.Settings)
+	workflowID, _, wfOK := f.Int("workflow_id", true, nil, nil)
+	if st, present, ok := f.String("source_type", false, true, 0, 0); present && ok && st != "csv" {
+		p.Add([]any{"body", "source_type"}, "literal_error", "Input should be 'csv'", st, map[string]any{"expected": "'csv'"})
+	}
+	srcName := "source_id"
+	if _, has := body["source_id"]; !has {
+		if _, has := body["source_url"]; has {
+			srcName = "source_url"
+		}
+	}
+	source, _, srcOK := f.String(srcName, true, false, 1, 1024)
+	if srcName == "source_url" && !srcOK && len(p) > 0 {
+		p[len(p)-1].Loc = []any{"body", "source_id"}
+	}
+	var configID int64
+	_, hasConfig := body["telephony_configuration_id"]
+	if hasConfig && body["telephony_configuration_id"] != nil {
+		configID, _, _ = f.Int("telephony_configuration_id", false, nil, nil)
+	}
+	nc.DefaultCountry = readCountry(f)
+	if err := p.Err(); err != nil {
+		return err
+	}
+	ctx := r.Context()
+
+	wf, err := s.db.GetWorkflow(ctx, org, workflowID)
+	if store.ErrorCode(err) == store.ENOTFOUND {
+		p.Add([]any{"body", "workflow_id"}, "workflow_not_found", fmt.Sprintf("Value error, workflow %d not found", workflowID), workflowID, nil)
+	} else if err != nil {
+		return err
+	}
+	var def *workflow.Definition
+	if wf != nil && wfOK {
+		if def, err = workflow.Parse(wf.Definition); err == nil {
+			if errs := workflow.Validate(def); len(errs) > 0 {
+				p.Add([]any{"body", "workflow_id"}, "workflow_invalid", fmt.Sprintf("Value error, workflow %d is not valid; fix it (POST /api/v1/workflow/%d/validate lists the problems)", wf.ID, wf.ID),
+					workflowID, map[string]any{"errors": errs})
+			}
+		}
+	}
+	if !hasConfig || body["telephony_configuration_id"] == nil {
+		configID, err = s.db.DefaultOutboundConfigID(ctx, org)
+		if store.ErrorCode(err) == store.ENOTFOUND {
+			p.Add([]any{"body", "telephony_configuration_id"}, "missing", "Field required: the organization has no default outbound telephony configuration", nil, nil)
+		} else if err != nil {
+			return err
+		}
+	}
+	var cfg *store.TelephonyConfig
+	if configID != 0 {
+		cfg, err = s.db.GetTelephonyConfig(ctx, org, configID)
+		if store.ErrorCode(err) == store.ENOTFOUND {
+			p.Add([]any{"body", "telephony_configuration_id"}, "telephony_configuration_not_found",
+				fmt.Sprintf("Value error, telephony configuration %d not found", configID), configID, nil)
+		} else if err != nil {
+			return err
+		}
+	}
+	if err := p.Err(); err != nil {
+		return err
+	}
+	if _, sent := body["rate_limit_per_second"]; !sent || body["rate_limit_per_second"] == nil {
+		spec, _ := carrier.Lookup(cfg.Provider)
+		nc.RateLimitPerSecond = spec.RatePerSecond
+	}
+	nc.WorkflowID, nc.WorkflowName, nc.WorkflowDefinition = wf.ID, wf.Name, wf.Definition
+	nc.TelephonyConfigurationID, nc.SourceID = cfg.ID, source
+
+	c, err := s.db.CreateCampaign(ctx, org, nc, func(add func(store.ContactInput) error) ([]string, error) {
+		return s.readContacts(ctx, org, source, nc.DefaultCountry, workflow.RequiredVariables(def), add)
+	})
+	if err != nil {
+		return err
+	}
+	out, err := s.campaignOut(ctx, c)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// readContacts streams the uploaded CSV at key through the contacts reader
+// into add, and returns its columns, or a 422 listing its problems.
+func (s *Server) readContacts(ctx context.Context, org int64, key string, country *string, required []string, add func(store.ContactInput) error) ([]string, error) {
+	loc := []any{"body", "source_id"}
+	notFound := Problems{{Loc: loc, Msg: "Value error, nothing was uploaded at this key in this organization", Type: "object_not_found", Input: key}}.Err()
+	if !strings.HasPrefix(key, UploadKeyPrefix(org)) || objstore.ValidateKey(key) != nil || s.uploads == nil {
+		return nil, notFound
+	}
+	rc, err := s.uploads.Open(ctx, key)
+	if errors.Is(err, objstore.ErrNotFound) {
+		return nil, notFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open upload: %w", err)
+	}
+	defer rc.Close()
+	opts := contacts.Options{RequiredVariables: required, MaxProblems: maxReportedProblems}
+	if country != nil {
+		opts.DefaultCountry = *country
+	}
+	res, err := contacts.Read(ctx, rc, opts, func(c contacts.Contact) error {
+		return add(store.ContactInput{Row: c.Row, PhoneNumber: c.PhoneNumber, Timezone: c.Timezone, Context: c.InitialContext})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read contacts: %w", err)
+	}
+	if res.ProblemCount > 0 {
+		var p Problems
+		for _, pr := range res.Problems {
+			l := loc
+			if pr.Row > 0 {
+				l = at(loc, "row", pr.Row)
+			}
+			p.Add(l, pr.Type, pr.Msg, pr.Input, nil)
+		}
+		if more := res.Omitted(); more > 0 {
+			p.Add(loc, "too_many_problems", fmt.Sprintf("%d more problems not listed", more), nil, map[string]any{"omitted": more})
+		}
+		return nil, p.Err()
+	}
+	return res.Columns, nil
+}

@@ -1,0 +1,365 @@
+package web
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/outdial/outdial/dialer/carrier"
+	"github.com/outdial/outdial/dialer/contacts"
+	"github.com/outdial/outdial/store"
+)
+
+func (s *Server) writeCampaign(w http.ResponseWriter, r *http.Request, c *store.Campaign) error {
+	out, err := s.campaignOut(r.Context(), c)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// queryInt reads an optional integer query parameter within [ge, le].
+func queryInt(p *Problems, r *http.Request, name string, def, ge, le int64) int64 {
+	raw := r.URL.Query().Get(name)
+	if raw == "" {
+		return def
+	}
+	loc := []any{"query", name}
+	n, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil {
+		p.Add(loc, "int_parsing", "Input should be a valid integer, unable to parse string as an integer", raw, nil)
+		return def
+	}
+	checkRange(p, loc, raw, n, &ge, &le)
+	return n
+}
+
+func (s *Server) listCampaigns(w http.ResponseWriter, r *http.Request, _ httprouter.Params, org int64) error {
+	var p Problems
+	limit := queryInt(&p, r, "limit", 50, 1, 200)
+	before := queryInt(&p, r, "before_id", 0, 0, 1<<62)
+	if err := p.Err(); err != nil {
+		return err
+	}
+	list, err := s.db.ListCampaigns(r.Context(), org, before, int(limit))
+	if err != nil {
+		return err
+	}
+	out := make([]campaignJSON, 0, len(list))
+	for _, c := range list {
+		cj, err := s.campaignOut(r.Context(), c)
+		if err != nil {
+			return err
+		}
+		out = append(out, cj)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"campaigns": out})
+	return nil
+}
+
+func (s *Server) getCampaign(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error {
+	id, err := pathID(ps, "campaign_id")
+	if err != nil {
+		return err
+	}
+	c, err := s.db.GetCampaign(r.Context(), org, id)
+	if err != nil {
+		return err
+	}
+	return s.writeCampaign(w, r, c)
+}
+
+// patchCampaign changes settings of a draft, running or paused campaign; a
+// running campaign's runner re-reads them at once.
+func (s *Server) patchCampaign(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error {
+	id, idErr := pathID(ps, "campaign_id")
+	body, err := readJSONObject(r)
+	if err != nil {
+		return joinProblems(idErr, err)
+	}
+	if idErr != nil {
+		return idErr
+	}
+	c, err := s.db.UpdateCampaignSettings(r.Context(), org, id, func(st *store.Settings) error {
+		var p Problems
+		readSettings(fields{obj: body, loc: []any{"body"}, p: &p}, st)
+		return p.Err()
+	})
+	if err != nil {
+		return err
+	}
+	if s.dialer != nil {
+		s.dialer.Wake(c.ID)
+	}
+	return s.writeCampaign(w, r, c)
+}
+
+// transition returns the handler of a start/pause/resume/cancel operation.
+func (s *Server) transition(op string) authedHandler {
+	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error {
+		id, err := pathID(ps, "campaign_id")
+		if err != nil {
+			return err
+		}
+		ctx := r.Context()
+		if op == store.OpStart {
+			c, err := s.db.GetCampaign(ctx, org, id)
+			if err != nil {
+				return err
+			}
+			cfg, err := s.db.GetTelephonyConfig(ctx, org, c.TelephonyConfigurationID)
+			if err != nil {
+				return err
+			}
+			if cfg.Provider != carrier.ARI {
+				n, err := s.db.CountCallerIDs(ctx, cfg.ID)
+				if err != nil {
+					return err
+				}
+				if n == 0 {
+					return errStatus(http.StatusConflict, "telephony configuration "+strconv.FormatInt(cfg.ID, 10)+" has no phone number to call from")
+				}
+			}
+		}
+		c, err := s.db.TransitionCampaign(ctx, org, id, op)
+		if err != nil {
+			return err
+		}
+		if s.dialer != nil {
+			switch op {
+			case store.OpStart, store.OpResume:
+				s.dialer.Wake(id)
+			case store.OpPause, store.OpCancel:
+				s.dialer.Halt(id)
+			}
+		}
+		return s.writeCampaign(w, r, c)
+	}
+}
+
+// redialCampaign creates a draft campaign of the contacts whose final
+// outcome matches the body's flags.
+func (s *Server) redialCampaign(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error {
+	id, idErr := pathID(ps, "campaign_id")
+	body := map[string]any{}
+	if r.ContentLength != 0 {
+		b, err := readJSONObject(r)
+		if err != nil {
+			return joinProblems(idErr, err)
+		}
+		body = b
+	}
+	if idErr != nil {
+		return idErr
+	}
+	var p Problems
+	f := fields{obj: body, loc: []any{"body"}, p: &p}
+	flags := map[string]bool{"retry_on_busy": true, "retry_on_no_answer": true, "retry_on_voicemail": true, "retry_on_failed": false}
+	for name := range flags {
+		v := flags[name]
+		setBool(f, name, &v)
+		flags[name] = v
+	}
+	ctx := r.Context()
+	parent, err := s.db.GetCampaign(ctx, org, id)
+	if err != nil {
+		return err
+	}
+	nc := store.NewCampaign{Settings: parent.Settings, WorkflowID: parent.WorkflowID, WorkflowName: parent.WorkflowName,
+		WorkflowDefinition: parent.WorkflowDefinition, TelephonyConfigurationID: parent.TelephonyConfigurationID,
+		SourceID: parent.SourceID, DefaultCountry: parent.DefaultCountry, ParentCampaignID: &parent.ID, RedialOf: &parent.ID}
+	nc.Name = parent.Name + " (redial)"
+	if v, ok := body["name"]; ok && v != nil {
+		if n, _, ok := f.String("name", false, false, 1, 255); ok {
+			nc.Name = n
+		}
+	}
+	if sub, present, ok := f.Object("retry_config", false, true); present && ok {
+		nc.RetryConfig = readRetryConfig(sub, nc.RetryConfig)
+	}
+	if err := p.Err(); err != nil {
+		return err
+	}
+	if parent.State != store.StateCompleted && parent.State != store.StateCancelled {
+		return errStatus(http.StatusConflict, "campaign "+strconv.FormatInt(id, 10)+" is "+parent.State+"; redial needs a completed or cancelled campaign")
+	}
+	if parent.RedialedCampaignID != nil {
+		return errStatus(http.StatusConflict, "campaign "+strconv.FormatInt(id, 10)+" was already redialed as campaign "+strconv.FormatInt(*parent.RedialedCampaignID, 10))
+	}
+	var outcomes []string
+	for flag, outs := range map[string][]string{"retry_on_busy": {carrier.OutcomeBusy}, "retry_on_no_answer": {carrier.OutcomeNoAnswer},
+		"retry_on_voicemail": {carrier.OutcomeVoicemail}, "retry_on_failed": {carrier.OutcomeFailed, carrier.OutcomeUnknown, carrier.OutcomeCanceled}} {
+		if flags[flag] {
+			outcomes = append(outcomes, outs...)
+		}
+	}
+	list, err := s.db.ContactsWithOutcomes(ctx, id, outcomes)
+	if err != nil {
+		return err
+	}
+	if len(list) == 0 {
+		return errStatus(http.StatusConflict, "no contact of campaign "+strconv.FormatInt(id, 10)+" has a matching final outcome")
+	}
+	c, err := s.db.CreateCampaign(ctx, org, nc, func(add func(store.ContactInput) error) ([]string, error) {
+		for _, ct := range list {
+			vars := map[string]string{}
+			if err := json.Unmarshal(ct.Context, &vars); err != nil {
+				return nil, err
+			}
+			if err := add(store.ContactInput{Row: int(ct.Row), PhoneNumber: ct.PhoneNumber, Timezone: ct.Timezone, Context: vars}); err != nil {
+				return nil, err
+			}
+		}
+		return parent.Columns, nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.writeCampaign(w, r, c)
+}
+
+var attemptStates = map[string]bool{store.AttemptQueued: true, store.AttemptDialing: true, store.AttemptInFlight: true, store.AttemptDone: true}
+
+var outcomes = map[string]bool{carrier.OutcomeAnswered: true, carrier.OutcomeVoicemail: true, carrier.OutcomeBusy: true,
+	carrier.OutcomeNoAnswer: true, carrier.OutcomeFailed: true, carrier.OutcomeCanceled: true, carrier.OutcomeUnknown: true}
+
+// queryEnum reads an optional enum query parameter.
+func queryEnum(p *Problems, r *http.Request, name string, allowed map[string]bool) *string {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return nil
+	}
+	if !allowed[v] {
+		p.Add([]any{"query", name}, "enum", "Input should be one of the documented values", v, nil)
+		return nil
+	}
+	return &v
+}
+
+func (s *Server) listCalls(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error {
+	id, idErr := pathID(ps, "campaign_id")
+	var p Problems
+	f := store.AttemptFilter{Outcome: queryEnum(&p, r, "outcome", outcomes), State: queryEnum(&p, r, "state", attemptStates)}
+	f.Limit = int(queryInt(&p, r, "limit", 100, 1, 1000))
+	f.AfterID = queryInt(&p, r, "after_id", 0, 0, 1<<62)
+	if err := joinProblems(idErr, p.Err()); err != nil {
+		return err
+	}
+	if _, err := s.db.GetCampaign(r.Context(), org, id); err != nil {
+		return err
+	}
+	list, err := s.db.ListAttempts(r.Context(), id, f)
+	if err != nil {
+		return err
+	}
+	out := make([]attemptJSON, len(list))
+	for i, a := range list {
+		out[i] = attemptOut(a)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"calls": out})
+	return nil
+}
+
+func (s *Server) listCampaignLogs(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error {
+	id, idErr := pathID(ps, "campaign_id")
+	var p Problems
+	limit := queryInt(&p, r, "limit", 100, 1, 1000)
+	var after time.Time
+	if raw := r.URL.Query().Get("after"); raw != "" {
+		t, err := time.Parse(time.RFC3339Nano, raw)
+		if err != nil {
+			p.Add([]any{"query", "after"}, "datetime_from_date_parsing", "Input should be a valid datetime (RFC 3339)", raw, nil)
+		}
+		after = t
+	}
+	if err := joinProblems(idErr, p.Err()); err != nil {
+		return err
+	}
+	if _, err := s.db.GetCampaign(r.Context(), org, id); err != nil {
+		return err
+	}
+	logs, err := s.db.ListLogs(r.Context(), id, after, int(limit))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"logs": logsOut(logs)})
+	return nil
+}
+
+// campaignReport streams a CSV with one row per contact: the original
+// columns, then outcome, attempts, last_call_at, duration_seconds,
+// answered_by.
+func (s *Server) campaignReport(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error {
+	id, err := pathID(ps, "campaign_id")
+	if err != nil {
+		return err
+	}
+	c, err := s.db.GetCampaign(r.Context(), org, id)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="campaign-`+strconv.FormatInt(id, 10)+`-report.csv"`)
+	cw := csv.NewWriter(w)
+	header := append(append([]string{}, c.Columns...), "outcome", "attempts", "last_call_at", "duration_seconds", "answered_by")
+	if err := cw.Write(header); err != nil {
+		return nil
+	}
+	var after int64
+	for {
+		page, err := s.db.ListContacts(r.Context(), id, after, 1000)
+		if err != nil {
+			s.log.Error("campaign report", "error", err.Error())
+			break
+		}
+		for _, ct := range page {
+			vars := map[string]string{}
+			_ = json.Unmarshal(ct.Context, &vars)
+			row := make([]string, 0, len(header))
+			for _, col := range c.Columns {
+				if strings.EqualFold(col, contacts.PhoneColumn) {
+					row = append(row, ct.PhoneNumber)
+				} else {
+					row = append(row, vars[col])
+				}
+			}
+			row = append(row, deref(ct.Outcome), strconv.FormatInt(ct.Attempts, 10), derefTS(ct.LastCallAt), derefInt(ct.DurationSeconds), deref(ct.AnsweredBy))
+			if err := cw.Write(row); err != nil {
+				return nil
+			}
+			after = ct.Row
+		}
+		if len(page) < 1000 {
+			break
+		}
+	}
+	cw.Flush()
+	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func derefTS(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return ts(*t)
+}
+
+func derefInt(n *int64) string {
+	if n == nil {
+		return ""
+	}
+	return strconv.FormatInt(*n, 10)
+}
