@@ -22,6 +22,8 @@ var fuzzSeeds = []string{
 	`{"nodes":[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`,
 	`{"nodes":[{"id":"s","type":"startCall","data":{"name":"n","prompt":"p"},"id":null}]}`,
 	`{"nodes":"nodes","edges":"edges","agent_url":{}}`,
+	`{"edges":[{"id":"e","source":"s","target":"a","data":{"label":"L","condition":"c"}}],"nodes":[{"id":"s","type":"startCall","data":{"name":"n","prompt":"p"}},{"id":"a","type":"endCall","data":{"name":"n","prompt":"p"}}]}`,
+	`{"nodes":[],"nodes":[{"id":"s","type":"startCall","data":{"name":"n","prompt":"p"}}],"edges":[1],"edges":[]}`,
 	odd,
 	def(basic, basicEdges...),
 }

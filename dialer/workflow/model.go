@@ -155,7 +155,6 @@ func Parse(raw []byte) (*Definition, error) {
 	d := &Definition{src: string(raw)}
 	p := &parser{b: raw, src: d.src}
 	d.decode(p)
-	d.compact(p)
 	if p.err {
 		var probe json.RawMessage
 		if err := json.Unmarshal(raw, &probe); err != nil {
@@ -201,36 +200,6 @@ func (d *Definition) decode(p *parser) {
 	p.end()
 }
 
-// compact re-points the ids, sources, targets and labels of the view at
-// compact strings built from the parser's arenas, in the order node and edge
-// appended them, so that Validate's hashing and comparing reads a few
-// hundred kilobytes instead of the whole document.
-func (d *Definition) compact(p *parser) {
-	if p.err {
-		return
-	}
-	nodeStrs, edgeStrs := string(p.nodeArena), string(p.edgeArena)
-	off := 0
-	next := func(a string, k kind, s *string) {
-		if k == kindString {
-			*s = a[off : off+len(*s)]
-			off += len(*s)
-		}
-	}
-	for i := range d.nodes {
-		n := &d.nodes[i]
-		next(nodeStrs, n.idKind, &n.ID)
-	}
-	off = 0
-	for i := range d.edges {
-		e := &d.edges[i]
-		next(edgeStrs, e.idKind, &e.ID)
-		next(edgeStrs, e.sourceKind, &e.Source)
-		next(edgeStrs, e.targetKind, &e.Target)
-		next(edgeStrs, e.labelKind, &e.Label)
-	}
-}
-
 // grow makes room for one more element, doubling the capacity when the
 // slice is full. append alone grows large slices by about 1.25x, which on a
 // 20,000-edge definition copies the array several times over.
@@ -247,7 +216,6 @@ func (p *parser) nodeList() ([]Node, kind) {
 		return nil, p.value(1).kind
 	}
 	var nodes []Node
-	p.nodeArena = p.nodeArena[:0]
 	for more := p.begin(2, ']'); more; more = p.more(']') {
 		nodes = grow(nodes)
 		nodes = append(nodes, Node{Index: len(nodes)})
@@ -275,9 +243,6 @@ func (p *parser) node(n *Node) {
 		default:
 			p.value(3)
 		}
-	}
-	if n.idKind == kindString {
-		p.nodeArena = append(p.nodeArena, n.ID...)
 	}
 }
 
@@ -311,7 +276,6 @@ func (p *parser) edgeList() ([]Edge, kind) {
 		return nil, p.value(1).kind
 	}
 	var edges []Edge
-	p.edgeArena = p.edgeArena[:0]
 	for more := p.begin(2, ']'); more; more = p.more(']') {
 		edges = grow(edges)
 		edges = append(edges, Edge{Index: len(edges)})
@@ -339,14 +303,6 @@ func (p *parser) edge(e *Edge) {
 			p.edgeData(e)
 		default:
 			p.value(3)
-		}
-	}
-	for _, f := range [...]struct {
-		k kind
-		s string
-	}{{e.idKind, e.ID}, {e.sourceKind, e.Source}, {e.targetKind, e.Target}, {e.labelKind, e.Label}} {
-		if f.k == kindString {
-			p.edgeArena = append(p.edgeArena, f.s...)
 		}
 	}
 }

@@ -75,12 +75,6 @@ type parser struct {
 	src string // the same bytes as b, so strings can be sliced without copying
 	i   int
 	err bool
-	// The arenas collect copies of the short strings Validate hashes and
-	// compares (node ids; edge ids, sources, targets, labels) while they are
-	// in cache; Definition.compact re-points the view's strings at them.
-	// Each is reset when its list starts, so a repeated "nodes" or "edges"
-	// key leaves only the last list's strings.
-	nodeArena, edgeArena []byte
 }
 
 // fail records a syntax error.

@@ -301,15 +301,20 @@ func Render(text string, vars map[string]string, b Builtins) (string, error) {
 func RequiredVariables(def *Definition) []string {
 	seen := map[string]bool{}
 	var out []string
+	var t Template // reused: its parts slice keeps its capacity
 	nodes := def.Nodes()
 	for i := range nodes {
 		fields, count := textFields(&nodes[i])
 		for _, text := range fields[:count] {
-			t, err := ParseTemplate(text.value)
-			if err != nil {
+			t.parts = t.parts[:0]
+			if parseTemplate(text.value, &t) != nil {
 				continue
 			}
-			for _, v := range t.Vars() {
+			for _, p := range t.parts {
+				if !p.isVar {
+					continue
+				}
+				v := p.v
 				if v.HasDefault || v.Dotted() || IsBuiltin(v.Path) || seen[v.Path] {
 					continue
 				}
