@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/outdial/outdial/dialer/carrier"
@@ -61,6 +62,7 @@ type Engine struct {
 	runners  map[int64]*runner
 	limiters map[int64]*providerLimiter
 	carriers map[int64]cachedCarrier
+	active   map[int64]*atomic.Int64
 	wg       sync.WaitGroup
 	stopped  bool
 	agg      aggregator
@@ -87,7 +89,8 @@ func New(cfg Config) *Engine {
 		cfg.MaxCallSeconds = 3600
 	}
 	return &Engine{cfg: cfg, db: cfg.DB, log: cfg.Log, now: cfg.Now,
-		runners: map[int64]*runner{}, limiters: map[int64]*providerLimiter{}, carriers: map[int64]cachedCarrier{}}
+		runners: map[int64]*runner{}, limiters: map[int64]*providerLimiter{}, carriers: map[int64]cachedCarrier{},
+		active: map[int64]*atomic.Int64{}}
 }
 
 // Start reconciles attempts a previous process left dialing or in flight and
@@ -132,11 +135,24 @@ func (e *Engine) Wake(id int64) {
 	if e.stopped || e.ctx == nil {
 		return
 	}
-	if r := e.runners[id]; r != nil && !r.isDone() {
+	if r := e.runners[id]; r != nil && !r.isDone() && !r.isHalted() {
 		r.poke(true)
 		return
 	}
-	r := newRunner(e, id)
+	active := e.active[id]
+	if active == nil {
+		// First runner of the campaign in this process: count what is
+		// dialing or in flight from the database (after reconciliation).
+		n, err := e.db.CountActiveAttempts(e.ctx, id)
+		if err != nil {
+			e.log.Error("dialer: count active attempts", slog.Int64("campaign_id", id), slog.String("error", err.Error()))
+			return
+		}
+		active = &atomic.Int64{}
+		active.Store(int64(n))
+		e.active[id] = active
+	}
+	r := newRunner(e, id, active)
 	e.runners[id] = r
 	e.wg.Add(1)
 	go func() {

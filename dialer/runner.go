@@ -26,8 +26,10 @@ type runner struct {
 	mu     sync.RWMutex
 	halted bool
 
-	// active counts the campaign's attempts dialing or in flight.
-	active atomic.Int64
+	// active counts the campaign's attempts dialing or in flight. It is the
+	// engine's counter of the campaign, shared by the runners a campaign has
+	// over time, so a dispatch of an earlier runner still settles it.
+	active *atomic.Int64
 
 	// Owned by the run goroutine.
 	c            *store.Campaign
@@ -46,8 +48,8 @@ type runner struct {
 	cshared *store.Campaign
 }
 
-func newRunner(e *Engine, id int64) *runner {
-	r := &runner{e: e, id: id, wake: make(chan struct{}, 1)}
+func newRunner(e *Engine, id int64, active *atomic.Int64) *runner {
+	r := &runner{e: e, id: id, wake: make(chan struct{}, 1), active: active}
 	r.reload.Store(true)
 	return r
 }
@@ -81,12 +83,6 @@ func (r *runner) isHalted() bool {
 
 func (r *runner) run(ctx context.Context) {
 	defer r.done.Store(true)
-	n, err := r.e.db.CountActiveAttempts(ctx, r.id)
-	if err != nil {
-		r.e.log.Error("dialer: count active attempts", slog.Int64("campaign_id", r.id), slog.String("error", err.Error()))
-		return
-	}
-	r.active.Store(int64(n))
 	if d, err := r.e.db.NextDeadline(ctx, r.id); err == nil {
 		r.setDeadline(d)
 	}

@@ -52,11 +52,15 @@ func (e *Engine) apply(ctx context.Context, attemptID int64, st carrier.Status, 
 	if err != nil || res.Ignored || !res.Final {
 		return res, err
 	}
+	e.mu.Lock()
+	if n := e.active[res.CampaignID]; n != nil {
+		n.Add(-1)
+	}
+	e.mu.Unlock()
 	r := e.runner(res.CampaignID)
 	if r == nil {
 		return res, nil
 	}
-	r.active.Add(-1)
 	if res.Completed {
 		r.halt()
 		return res, nil

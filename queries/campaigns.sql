@@ -1,26 +1,26 @@
 -- name: InsertCampaign :one
 INSERT INTO campaigns (organization_id, name, workflow_id, workflow_name, workflow_definition,
-                       telephony_configuration_id, source_type, source_id, default_country, retry_config,
+                       telephony_configuration_id, config_name_at_create, source_type, source_id, default_country, retry_config,
                        schedule_config, circuit_breaker, max_concurrency, rate_limit_per_second,
                        parent_campaign_id, created_at, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, 'csv', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id;
+VALUES (?, ?, ?, ?, ?, ?, ?, 'csv', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id;
 
 -- name: SetCampaignTotals :exec
 UPDATE campaigns SET total_rows = ?, total_queued_count = ?, columns = ? WHERE id = ?;
 
 -- name: GetCampaign :one
-SELECT c.*, t.name AS telephony_configuration_name
-FROM campaigns c JOIN telephony_configs t ON t.id = c.telephony_configuration_id
+SELECT c.*, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name
+FROM campaigns c LEFT JOIN telephony_configs t ON t.id = c.telephony_configuration_id
 WHERE c.id = ? AND c.organization_id = ?;
 
 -- name: GetCampaignByID :one
-SELECT c.*, t.name AS telephony_configuration_name
-FROM campaigns c JOIN telephony_configs t ON t.id = c.telephony_configuration_id
+SELECT c.*, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name
+FROM campaigns c LEFT JOIN telephony_configs t ON t.id = c.telephony_configuration_id
 WHERE c.id = ?;
 
 -- name: ListCampaigns :many
-SELECT c.*, t.name AS telephony_configuration_name
-FROM campaigns c JOIN telephony_configs t ON t.id = c.telephony_configuration_id
+SELECT c.*, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name
+FROM campaigns c LEFT JOIN telephony_configs t ON t.id = c.telephony_configuration_id
 WHERE c.organization_id = ? AND c.id < ?
 ORDER BY c.id DESC LIMIT ?;
 

@@ -166,9 +166,12 @@ type NewCampaign struct {
 	WorkflowName             string
 	WorkflowDefinition       []byte
 	TelephonyConfigurationID int64
-	SourceID                 string
-	DefaultCountry           *string
-	ParentCampaignID         *int64
+	// TelephonyConfigurationName is kept with the campaign for when the
+	// configuration is deleted after the campaign finished.
+	TelephonyConfigurationName string
+	SourceID                   string
+	DefaultCountry             *string
+	ParentCampaignID           *int64
 	// RedialOf, when set, is the campaign this one redials: it gets
 	// redialed_campaign_id in the same transaction, and a campaign already
 	// redialed is ECONFLICT.
@@ -199,7 +202,7 @@ func (db *DB) CreateCampaign(ctx context.Context, orgID int64, nc NewCampaign, f
 		id, err = q.InsertCampaign(ctx, sqlcdb.InsertCampaignParams{
 			OrganizationID: orgID, Name: nc.Name, WorkflowID: nc.WorkflowID, WorkflowName: nc.WorkflowName,
 			WorkflowDefinition: string(nc.WorkflowDefinition), TelephonyConfigurationID: nc.TelephonyConfigurationID,
-			SourceID: nc.SourceID, DefaultCountry: toNullString(nc.DefaultCountry), RetryConfig: mustJSON(nc.RetryConfig),
+			ConfigNameAtCreate: nc.TelephonyConfigurationName, SourceID: nc.SourceID, DefaultCountry: toNullString(nc.DefaultCountry), RetryConfig: mustJSON(nc.RetryConfig),
 			ScheduleConfig: scheduleJSON(nc.ScheduleConfig), CircuitBreaker: mustJSON(nc.CircuitBreaker),
 			MaxConcurrency: int64(nc.MaxConcurrency), RateLimitPerSecond: nc.RateLimitPerSecond,
 			ParentCampaignID: parent, CreatedAt: now, UpdatedAt: now,
@@ -240,6 +243,11 @@ func (db *DB) CreateCampaign(ctx context.Context, orgID int64, nc NewCampaign, f
 				return fmt.Errorf("mark redialed: %w", err)
 			}
 			if n == 0 {
+				// A concurrent redial won; name its campaign like the
+				// web layer's early check does.
+				if pr, err := q.GetCampaignByID(ctx, *nc.RedialOf); err == nil && pr.RedialedCampaignID.Valid {
+					return Errorf(ECONFLICT, "campaign %d was already redialed as campaign %d", *nc.RedialOf, pr.RedialedCampaignID.Int64)
+				}
 				return Errorf(ECONFLICT, "campaign %d was already redialed", *nc.RedialOf)
 			}
 		}

@@ -58,7 +58,8 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 			return notFound(err, "call attempt", id)
 		}
 		res = Applied{CampaignID: r.CampaignID}
-		if r.State == AttemptDone {
+		if r.State == AttemptDone || r.State == AttemptQueued {
+			// Final already, or not placed (requeued): nothing to apply.
 			res.Ignored = true
 			return nil
 		}

@@ -223,11 +223,20 @@ func (db *DB) UpdateTelephonyConfig(ctx context.Context, orgID, id int64, apply 
 	return db.GetTelephonyConfig(ctx, orgID, id)
 }
 
-// DeleteTelephonyConfig deletes configuration id and its phone numbers.
-// (The campaigns issue adds the 409 for a configuration an unfinished campaign
-// uses, with its table.)
+// DeleteTelephonyConfig deletes configuration id and its phone numbers; a
+// configuration a draft, running or paused campaign uses is ECONFLICT.
 func (db *DB) DeleteTelephonyConfig(ctx context.Context, orgID, id int64) error {
 	return db.inTx(ctx, func(q *sqlcdb.Queries) error {
+		if _, err := q.GetTelephonyConfig(ctx, sqlcdb.GetTelephonyConfigParams{ID: id, OrganizationID: orgID}); err != nil {
+			return notFound(err, "telephony configuration", id)
+		}
+		inUse, err := q.CountUnfinishedCampaignsForConfig(ctx, id)
+		if err != nil {
+			return fmt.Errorf("count campaigns of configuration: %w", err)
+		}
+		if inUse > 0 {
+			return Errorf(ECONFLICT, "telephony configuration %d is used by %d draft, running or paused %s", id, inUse, pluralize(inUse, "campaign"))
+		}
 		n, err := q.DeleteTelephonyConfig(ctx, sqlcdb.DeleteTelephonyConfigParams{ID: id, OrganizationID: orgID})
 		if err != nil {
 			return fmt.Errorf("delete telephony configuration: %w", err)

@@ -115,15 +115,37 @@ func (db *DB) UpdateWorkflow(ctx context.Context, orgID, id int64, name *string,
 	return out, err
 }
 
-// DeleteWorkflow deletes workflow id. (The campaigns issue adds the 409 for a
-// workflow a draft, running or paused campaign uses, with its table.)
+// DeleteWorkflow deletes workflow id of organization orgID: ENOTFOUND when
+// there is none, ECONFLICT while a draft, running or paused campaign uses it
+// (API.md 5). Finished campaigns keep their own copy of the workflow's name
+// and definition, so they do not hold it.
 func (db *DB) DeleteWorkflow(ctx context.Context, orgID, id int64) error {
-	n, err := db.wq.DeleteWorkflow(ctx, sqlcdb.DeleteWorkflowParams{ID: id, OrganizationID: orgID})
-	if err != nil {
-		return fmt.Errorf("delete workflow: %w", err)
+	return db.inTx(ctx, func(q *sqlcdb.Queries) error {
+		if _, err := q.GetWorkflow(ctx, sqlcdb.GetWorkflowParams{ID: id, OrganizationID: orgID}); err != nil {
+			return notFound(err, "workflow", id)
+		}
+		n, err := q.CountUnfinishedCampaignsForWorkflow(ctx, id)
+		if err != nil {
+			return fmt.Errorf("count campaigns of workflow: %w", err)
+		}
+		if n > 0 {
+			return Errorf(ECONFLICT, "workflow %d is used by %d draft, running or paused %s", id, n, pluralize(n, "campaign"))
+		}
+		deleted, err := q.DeleteWorkflow(ctx, sqlcdb.DeleteWorkflowParams{ID: id, OrganizationID: orgID})
+		if err != nil {
+			return fmt.Errorf("delete workflow: %w", err)
+		}
+		if deleted == 0 {
+			return Errorf(ENOTFOUND, "workflow %d not found", id)
+		}
+		return nil
+	})
+}
+
+// pluralize returns word with an "s" unless n is 1.
+func pluralize(n int64, word string) string {
+	if n == 1 {
+		return word
 	}
-	if n == 0 {
-		return Errorf(ENOTFOUND, "workflow %d not found", id)
-	}
-	return nil
+	return word + "s"
 }

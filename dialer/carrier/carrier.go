@@ -191,7 +191,17 @@ func (o Options) now() time.Time {
 	return time.Now()
 }
 
-var defaultClient = &http.Client{Timeout: 15 * time.Second}
+// defaultClient keeps enough idle connections per provider host for a
+// campaign's max_concurrency (up to 1000), so calls reuse connections instead
+// of opening one (and a TLS handshake) per call.
+var defaultClient = &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{
+	Proxy:               http.ProxyFromEnvironment,
+	MaxIdleConns:        2048,
+	MaxIdleConnsPerHost: 1024,
+	IdleConnTimeout:     90 * time.Second,
+	TLSHandshakeTimeout: 10 * time.Second,
+	ForceAttemptHTTP2:   true,
+}}
 
 // New returns the carrier of provider bound to creds (a configuration's
 // stored credentials).

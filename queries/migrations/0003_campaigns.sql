@@ -6,10 +6,14 @@ CREATE TABLE campaigns (
     id                         INTEGER PRIMARY KEY,
     organization_id            INTEGER NOT NULL REFERENCES organizations (id),
     name                       TEXT    NOT NULL,
-    workflow_id                INTEGER NOT NULL REFERENCES workflows (id),
+    -- No foreign keys to the workflow and the configuration: a finished
+    -- campaign outlives them (it keeps the workflow's name and definition,
+    -- and the configuration's name).
+    workflow_id                INTEGER NOT NULL,
     workflow_name              TEXT    NOT NULL,
     workflow_definition        TEXT    NOT NULL,
-    telephony_configuration_id INTEGER NOT NULL REFERENCES telephony_configs (id),
+    telephony_configuration_id INTEGER NOT NULL,
+    config_name_at_create      TEXT    NOT NULL DEFAULT '',
     state                      TEXT    NOT NULL DEFAULT 'draft'
         CHECK (state IN ('draft', 'running', 'paused', 'completed', 'cancelled', 'failed')),
     source_type                TEXT    NOT NULL DEFAULT 'csv' CHECK (source_type IN ('csv')),

@@ -97,8 +97,8 @@ func (q *Queries) CountUnfinishedCampaignsForWorkflow(ctx context.Context, workf
 }
 
 const getCampaign = `-- name: GetCampaign :one
-SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.workflow_definition, c.telephony_configuration_id, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, t.name AS telephony_configuration_name
-FROM campaigns c JOIN telephony_configs t ON t.id = c.telephony_configuration_id
+SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.workflow_definition, c.telephony_configuration_id, c.config_name_at_create, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name
+FROM campaigns c LEFT JOIN telephony_configs t ON t.id = c.telephony_configuration_id
 WHERE c.id = ? AND c.organization_id = ?
 `
 
@@ -115,6 +115,7 @@ type GetCampaignRow struct {
 	WorkflowName               string
 	WorkflowDefinition         string
 	TelephonyConfigurationID   int64
+	ConfigNameAtCreate         string
 	State                      string
 	SourceType                 string
 	SourceID                   string
@@ -153,6 +154,7 @@ func (q *Queries) GetCampaign(ctx context.Context, arg GetCampaignParams) (GetCa
 		&i.WorkflowName,
 		&i.WorkflowDefinition,
 		&i.TelephonyConfigurationID,
+		&i.ConfigNameAtCreate,
 		&i.State,
 		&i.SourceType,
 		&i.SourceID,
@@ -183,8 +185,8 @@ func (q *Queries) GetCampaign(ctx context.Context, arg GetCampaignParams) (GetCa
 }
 
 const getCampaignByID = `-- name: GetCampaignByID :one
-SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.workflow_definition, c.telephony_configuration_id, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, t.name AS telephony_configuration_name
-FROM campaigns c JOIN telephony_configs t ON t.id = c.telephony_configuration_id
+SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.workflow_definition, c.telephony_configuration_id, c.config_name_at_create, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name
+FROM campaigns c LEFT JOIN telephony_configs t ON t.id = c.telephony_configuration_id
 WHERE c.id = ?
 `
 
@@ -196,6 +198,7 @@ type GetCampaignByIDRow struct {
 	WorkflowName               string
 	WorkflowDefinition         string
 	TelephonyConfigurationID   int64
+	ConfigNameAtCreate         string
 	State                      string
 	SourceType                 string
 	SourceID                   string
@@ -234,6 +237,7 @@ func (q *Queries) GetCampaignByID(ctx context.Context, id int64) (GetCampaignByI
 		&i.WorkflowName,
 		&i.WorkflowDefinition,
 		&i.TelephonyConfigurationID,
+		&i.ConfigNameAtCreate,
 		&i.State,
 		&i.SourceType,
 		&i.SourceID,
@@ -265,10 +269,10 @@ func (q *Queries) GetCampaignByID(ctx context.Context, id int64) (GetCampaignByI
 
 const insertCampaign = `-- name: InsertCampaign :one
 INSERT INTO campaigns (organization_id, name, workflow_id, workflow_name, workflow_definition,
-                       telephony_configuration_id, source_type, source_id, default_country, retry_config,
+                       telephony_configuration_id, config_name_at_create, source_type, source_id, default_country, retry_config,
                        schedule_config, circuit_breaker, max_concurrency, rate_limit_per_second,
                        parent_campaign_id, created_at, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, 'csv', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+VALUES (?, ?, ?, ?, ?, ?, ?, 'csv', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
 `
 
 type InsertCampaignParams struct {
@@ -278,6 +282,7 @@ type InsertCampaignParams struct {
 	WorkflowName             string
 	WorkflowDefinition       string
 	TelephonyConfigurationID int64
+	ConfigNameAtCreate       string
 	SourceID                 string
 	DefaultCountry           sql.NullString
 	RetryConfig              string
@@ -298,6 +303,7 @@ func (q *Queries) InsertCampaign(ctx context.Context, arg InsertCampaignParams) 
 		arg.WorkflowName,
 		arg.WorkflowDefinition,
 		arg.TelephonyConfigurationID,
+		arg.ConfigNameAtCreate,
 		arg.SourceID,
 		arg.DefaultCountry,
 		arg.RetryConfig,
@@ -315,8 +321,8 @@ func (q *Queries) InsertCampaign(ctx context.Context, arg InsertCampaignParams) 
 }
 
 const listCampaigns = `-- name: ListCampaigns :many
-SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.workflow_definition, c.telephony_configuration_id, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, t.name AS telephony_configuration_name
-FROM campaigns c JOIN telephony_configs t ON t.id = c.telephony_configuration_id
+SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.workflow_definition, c.telephony_configuration_id, c.config_name_at_create, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name
+FROM campaigns c LEFT JOIN telephony_configs t ON t.id = c.telephony_configuration_id
 WHERE c.organization_id = ? AND c.id < ?
 ORDER BY c.id DESC LIMIT ?
 `
@@ -335,6 +341,7 @@ type ListCampaignsRow struct {
 	WorkflowName               string
 	WorkflowDefinition         string
 	TelephonyConfigurationID   int64
+	ConfigNameAtCreate         string
 	State                      string
 	SourceType                 string
 	SourceID                   string
@@ -379,6 +386,7 @@ func (q *Queries) ListCampaigns(ctx context.Context, arg ListCampaignsParams) ([
 			&i.WorkflowName,
 			&i.WorkflowDefinition,
 			&i.TelephonyConfigurationID,
+			&i.ConfigNameAtCreate,
 			&i.State,
 			&i.SourceType,
 			&i.SourceID,

@@ -51,6 +51,7 @@ type Campaign struct {
 	WorkflowName             string
 	WorkflowDefinition       string
 	TelephonyConfigurationID int64
+	ConfigNameAtCreate       string
 	State                    string
 	SourceType               string
 	SourceID                 string

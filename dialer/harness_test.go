@@ -1,0 +1,191 @@
+package dialer_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/outdial/outdial/dialer"
+	"github.com/outdial/outdial/dialer/carrier"
+	"github.com/outdial/outdial/dialer/carrier/twiliosim"
+	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/web"
+)
+
+// clock is real time moved by an offset the test sets, so pacing still
+// advances while a test jumps over retry delays and calling windows.
+type clock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+// Set makes Now return t from here on (advancing with real time).
+func (c *clock) Set(t time.Time) {
+	c.mu.Lock()
+	c.offset = time.Until(t)
+	c.mu.Unlock()
+}
+
+// harness is a real store, the real web router (for webhooks), a running
+// engine and a Twilio simulator.
+type harness struct {
+	t     *testing.T
+	db    *store.DB
+	eng   *dialer.Engine
+	sim   *twiliosim.Server
+	srv   *httptest.Server
+	clock *clock
+	org   int64
+	cfgID int64
+	wfID  int64
+}
+
+const greetingWorkflow = `{"nodes":[
+ {"id":"s","type":"startCall","data":{"name":"Start","prompt":"Greet {{first_name}}","greeting":"Hello {{first_name | there}}"}},
+ {"id":"e","type":"endCall","data":{"name":"End","prompt":"Say goodbye"}}],
+ "edges":[{"id":"e1","source":"s","target":"e","data":{"label":"done","condition":"the call is over"}}]}`
+
+func newHarness(t *testing.T, simCfg twiliosim.Config) *harness {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	sealer, err := store.NewSealer(make([]byte, store.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "outdial.db"), sealer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := twiliosim.Start(simCfg)
+	h := &harness{t: t, db: db, sim: sim, clock: &clock{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	public := "http://" + ln.Addr().String()
+	h.eng = dialer.New(dialer.Config{DB: db, PublicURL: public, TokenKey: []byte("test-token-key"),
+		Carriers: carrier.Options{BaseURLs: map[string]string{carrier.Twilio: sim.URL()}}, Now: h.clock.Now})
+	h.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: web.New(web.Config{DB: db, Dialer: h.eng, PublicURL: public})}}
+	h.srv.Start()
+	if err := h.eng.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		h.eng.Stop()
+		h.srv.Close()
+		sim.Close()
+		db.Close()
+	})
+	k, _, err := db.CreateAPIKey(ctx, "acme", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.org = k.OrganizationID
+	cfg, err := db.CreateTelephonyConfig(ctx, h.org, store.TelephonyConfig{Name: "twilio", Provider: carrier.Twilio,
+		IsDefaultOutbound: true, Credentials: sim.Credentials(false)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.cfgID = cfg.ID
+	if _, err := db.AddPhoneNumber(ctx, h.org, cfg.ID, store.PhoneNumber{Address: "+14155550100",
+		AddressNormalized: "+14155550100", AddressType: store.AddressPSTN, IsActive: true, IsDefaultCallerID: true}); err != nil {
+		t.Fatal(err)
+	}
+	wf, err := db.CreateWorkflow(ctx, h.org, "greeting", []byte(greetingWorkflow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.wfID = wf.ID
+	return h
+}
+
+// campaign creates a draft campaign of n contacts (+1555100xxxx style
+// numbers) with settings s.
+func (h *harness) campaign(n int, s store.Settings, tz func(i int) string) *store.Campaign {
+	h.t.Helper()
+	if s.Name == "" {
+		s.Name = "c"
+	}
+	if s.MaxConcurrency == 0 {
+		s.MaxConcurrency = 10
+	}
+	if s.RateLimitPerSecond == 0 {
+		s.RateLimitPerSecond = 1000
+	}
+	c, err := h.db.CreateCampaign(context.Background(), h.org, store.NewCampaign{Settings: s, WorkflowID: h.wfID,
+		WorkflowName: "greeting", WorkflowDefinition: []byte(greetingWorkflow), TelephonyConfigurationID: h.cfgID, SourceID: "test"},
+		func(add func(store.ContactInput) error) ([]string, error) {
+			for i := 0; i < n; i++ {
+				zone := ""
+				if tz != nil {
+					zone = tz(i)
+				}
+				if err := add(store.ContactInput{Row: i + 2, PhoneNumber: fmt.Sprintf("+1415555%04d", i),
+					Timezone: zone, Context: map[string]string{"first_name": fmt.Sprintf("P%d", i)}}); err != nil {
+					return nil, err
+				}
+			}
+			return []string{"phone_number", "first_name"}, nil
+		})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return c
+}
+
+func (h *harness) do(id int64, op string) {
+	h.t.Helper()
+	if _, err := h.db.TransitionCampaign(context.Background(), h.org, id, op); err != nil {
+		h.t.Fatalf("%s: %v", op, err)
+	}
+	switch op {
+	case store.OpStart, store.OpResume:
+		h.eng.Wake(id)
+	default:
+		h.eng.Halt(id)
+	}
+}
+
+// waitState polls (every few ms, up to 20 s) until campaign id is in state.
+func (h *harness) waitState(id int64, state string) *store.Campaign {
+	h.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := h.db.GetCampaign(context.Background(), h.org, id)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if c.State == state {
+			return c
+		}
+		if time.Now().After(deadline) {
+			list, _ := h.db.ListAttempts(context.Background(), id, store.AttemptFilter{Limit: 1000})
+			for _, a := range list {
+				h.t.Logf("attempt %d contact_row %d #%d state %s outcome %v due %v", a.ID, a.ContactRow, a.Attempt, a.State, deref(a.Outcome), a.DueAt.Sub(h.clock.Now()))
+			}
+			h.t.Logf("sim stats %+v", h.sim.Stats())
+			h.t.Fatalf("campaign %d is %s (processed %d/%d), want %s", id, c.State, c.ProcessedRows, c.TotalRows, state)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
+}
