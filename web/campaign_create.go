@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
@@ -49,10 +50,13 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request, _ httpro
 	if srcName == "source_url" && !srcOK && len(p) > 0 {
 		p[len(p)-1].Loc = []any{"body", "source_id"}
 	}
+	// An absent or null telephony_configuration_id means the organization's
+	// default outbound configuration.
 	var configID int64
-	_, hasConfig := body["telephony_configuration_id"]
-	if hasConfig && body["telephony_configuration_id"] != nil {
-		configID, _, _ = f.Int("telephony_configuration_id", false, nil, nil)
+	configGiven := body["telephony_configuration_id"] != nil
+	configOK := true
+	if configGiven {
+		configID, _, configOK = f.Int("telephony_configuration_id", false, nil, nil)
 	}
 	nc.DefaultCountry = readCountry(f)
 	if err := p.Err(); err != nil {
@@ -62,7 +66,7 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request, _ httpro
 
 	wf, err := s.db.GetWorkflow(ctx, org, workflowID)
 	if store.ErrorCode(err) == store.ENOTFOUND {
-		p.Add([]any{"body", "workflow_id"}, "workflow_not_found", fmt.Sprintf("Value error, workflow %d not found", workflowID), workflowID, nil)
+		p.Add([]any{"body", "workflow_id"}, "workflow_not_found", fmt.Sprintf("Value error, workflow %d not found", workflowID), body["workflow_id"], nil)
 	} else if err != nil {
 		return err
 	}
@@ -71,24 +75,30 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request, _ httpro
 		if def, err = workflow.Parse(wf.Definition); err == nil {
 			if errs := workflow.Validate(def); len(errs) > 0 {
 				p.Add([]any{"body", "workflow_id"}, "workflow_invalid", fmt.Sprintf("Value error, workflow %d is not valid; fix it (POST /api/v1/workflow/%d/validate lists the problems)", wf.ID, wf.ID),
-					workflowID, map[string]any{"errors": errs})
+					body["workflow_id"], map[string]any{"errors": errs})
 			}
 		}
 	}
-	if !hasConfig || body["telephony_configuration_id"] == nil {
+	var cfg *store.TelephonyConfig
+	if !configGiven {
 		configID, err = s.db.DefaultOutboundConfigID(ctx, org)
 		if store.ErrorCode(err) == store.ENOTFOUND {
 			p.Add([]any{"body", "telephony_configuration_id"}, "missing", "Field required: the organization has no default outbound telephony configuration", nil, nil)
+			configOK = false
 		} else if err != nil {
 			return err
 		}
 	}
-	var cfg *store.TelephonyConfig
-	if configID != 0 {
-		cfg, err = s.db.GetTelephonyConfig(ctx, org, configID)
+	if configOK {
+		// Ids are positive: 0 or a negative id names nothing (and must not
+		// reach the store as "no configuration").
+		err = store.Errorf(store.ENOTFOUND, "telephony configuration %d not found", configID)
+		if configID > 0 {
+			cfg, err = s.db.GetTelephonyConfig(ctx, org, configID)
+		}
 		if store.ErrorCode(err) == store.ENOTFOUND {
 			p.Add([]any{"body", "telephony_configuration_id"}, "telephony_configuration_not_found",
-				fmt.Sprintf("Value error, telephony configuration %d not found", configID), configID, nil)
+				fmt.Sprintf("Value error, telephony configuration %d not found", configID), body["telephony_configuration_id"], nil)
 		} else if err != nil {
 			return err
 		}
@@ -101,7 +111,7 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request, _ httpro
 		nc.RateLimitPerSecond = spec.RatePerSecond
 	}
 	nc.WorkflowID, nc.WorkflowName, nc.WorkflowDefinition = wf.ID, wf.Name, wf.Definition
-	nc.TelephonyConfigurationID, nc.SourceID = cfg.ID, source
+	nc.TelephonyConfigurationID, nc.TelephonyConfigurationName, nc.SourceID = cfg.ID, cfg.Name, source
 
 	c, err := s.db.CreateCampaign(ctx, org, nc, func(add func(store.ContactInput) error) ([]string, error) {
 		return s.readContacts(ctx, org, source, nc.DefaultCountry, workflow.RequiredVariables(def), add)
@@ -137,11 +147,18 @@ func (s *Server) readContacts(ctx context.Context, org int64, key string, countr
 	if country != nil {
 		opts.DefaultCountry = *country
 	}
-	res, err := contacts.Read(ctx, rc, opts, func(c contacts.Contact) error {
+	// A remote S3 service does not enforce the size a presigned URL was
+	// made for; never read more than the largest allowed upload.
+	counted := &countingReader{r: io.LimitReader(rc, s.maxUpload+1)}
+	res, err := contacts.Read(ctx, counted, opts, func(c contacts.Contact) error {
 		return add(store.ContactInput{Row: c.Row, PhoneNumber: c.PhoneNumber, Timezone: c.Timezone, Context: c.InitialContext})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read contacts: %w", err)
+	}
+	if counted.n > s.maxUpload {
+		return nil, Problems{{Loc: loc, Type: "csv_invalid", Input: key,
+			Msg: fmt.Sprintf("Value error, the file is larger than the %d bytes allowed", s.maxUpload)}}.Err()
 	}
 	if res.ProblemCount > 0 {
 		var p Problems
@@ -150,12 +167,25 @@ func (s *Server) readContacts(ctx context.Context, org int64, key string, countr
 			if pr.Row > 0 {
 				l = at(loc, "row", pr.Row)
 			}
-			p.Add(l, pr.Type, pr.Msg, pr.Input, nil)
+			// Our own types' messages start like pydantic's value errors.
+			p.Add(l, pr.Type, "Value error, "+pr.Msg, pr.Input, nil)
 		}
 		if more := res.Omitted(); more > 0 {
-			p.Add(loc, "too_many_problems", fmt.Sprintf("%d more problems not listed", more), nil, map[string]any{"omitted": more})
+			p.Add(loc, "too_many_problems", fmt.Sprintf("Value error, %d more problems not listed", more), nil, map[string]any{"omitted": more})
 		}
 		return nil, p.Err()
 	}
 	return res.Columns, nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
