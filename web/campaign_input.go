@@ -107,18 +107,11 @@ func readSchedule(f fields) *store.ScheduleConfig {
 		start, _, okS := sf.String("start_time", true, false, 0, 0)
 		end, _, okE := sf.String("end_time", true, false, 0, 0)
 		var sMin, eMin int
-		var err error
 		if okS {
-			if sMin, err = dialer.ParseClock(start, false); err != nil {
-				sf.p.Add(at(loc, "start_time"), "value_error", "Value error, start_time "+err.Error(), start, nil)
-				okS = false
-			}
+			sMin, okS = readClock(sf, "start_time", start, false)
 		}
 		if okE {
-			if eMin, err = dialer.ParseClock(end, true); err != nil {
-				sf.p.Add(at(loc, "end_time"), "value_error", "Value error, end_time "+err.Error(), end, nil)
-				okE = false
-			}
+			eMin, okE = readClock(sf, "end_time", end, true)
 		}
 		if okS && okE && sMin >= eMin {
 			sf.p.Add(loc, "value_error", "Value error, start_time must be before end_time", item, nil)
@@ -128,14 +121,36 @@ func readSchedule(f fields) *store.ScheduleConfig {
 	return sc
 }
 
-// readSettings reads the settings PATCH and create share into s; with
-// create, defaults apply to what is absent.
-func readSettings(f fields, s *store.Settings) {
-	if v, ok := f.obj["name"]; ok && v != nil {
-		if name, _, ok := f.String("name", false, false, 1, 255); ok {
-			s.Name = name
+// readClock checks a slot time: exactly two digits, a colon, two digits
+// (dialer.ParseClock alone would also take "+9:00" or "-0:00"), 00:00..23:59,
+// or 24:00 for an end. It returns the minutes since midnight.
+func readClock(f fields, name, v string, end bool) (int, bool) {
+	n, err := dialer.ParseClock(v, end)
+	if err != nil || len(v) != 5 || !isDigits(v[:2]) || !isDigits(v[3:]) {
+		last := "23:59"
+		if end {
+			last = "24:00"
+		}
+		f.p.Add(at(f.loc, name), "value_error", fmt.Sprintf("Value error, %s must be HH:MM between 00:00 and %s, got %q", name, last, v), v, nil)
+		return 0, false
+	}
+	return n, true
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
 		}
 	}
+	return true
+}
+
+// readSettings reads the settings PATCH and create share into s, except
+// name (required on create, optional on PATCH: each reads it itself); what
+// is absent keeps its value in s (the defaults on create, the stored value
+// on PATCH).
+func readSettings(f fields, s *store.Settings) {
 	if sub, present, ok := f.Object("retry_config", false, true); present && ok {
 		s.RetryConfig = readRetryConfig(sub, s.RetryConfig)
 	}

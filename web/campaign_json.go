@@ -98,7 +98,7 @@ type attemptJSON struct {
 	ProviderCallID  *string `json:"provider_call_id"`
 	CallerID        *string `json:"caller_id"`
 	AnsweredBy      *string `json:"answered_by"`
-	DueAt           string  `json:"due_at"`
+	DueAt           *string `json:"due_at"`
 	StartedAt       *string `json:"started_at"`
 	AnsweredAt      *string `json:"answered_at"`
 	EndedAt         *string `json:"ended_at"`
@@ -109,6 +109,15 @@ type attemptJSON struct {
 func attemptOut(a *store.Attempt) attemptJSON {
 	return attemptJSON{ID: a.ID, ContactRow: a.ContactRow, PhoneNumber: a.PhoneNumber, Attempt: a.Attempt, State: a.State,
 		Outcome: a.Outcome, RawStatus: a.RawStatus, ProviderCallID: a.ProviderCallID, CallerID: a.CallerID,
-		AnsweredBy: a.AnsweredBy, DueAt: ts(a.DueAt), StartedAt: optTS(a.StartedAt), AnsweredAt: optTS(a.AnsweredAt),
+		AnsweredBy: a.AnsweredBy, DueAt: dueAt(a.DueAt), StartedAt: optTS(a.StartedAt), AnsweredAt: optTS(a.AnsweredAt),
 		EndedAt: optTS(a.EndedAt), DurationSeconds: a.DurationSeconds, Error: a.Error}
+}
+
+// dueAt is an attempt's due time, or nil when it is due at once: first
+// attempts are stored due at the Unix epoch.
+func dueAt(t time.Time) *string {
+	if t.UnixMilli() <= 0 {
+		return nil
+	}
+	return optTS(&t)
 }

@@ -1,9 +1,14 @@
 package web
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,7 +48,7 @@ func queryInt(p *Problems, r *http.Request, name string, def, ge, le int64) int6
 func (s *Server) listCampaigns(w http.ResponseWriter, r *http.Request, _ httprouter.Params, org int64) error {
 	var p Problems
 	limit := queryInt(&p, r, "limit", 50, 1, 200)
-	before := queryInt(&p, r, "before_id", 0, 0, 1<<62)
+	before := queryInt(&p, r, "before_id", 0, 0, math.MaxInt64)
 	if err := p.Err(); err != nil {
 		return err
 	}
@@ -88,7 +93,13 @@ func (s *Server) patchCampaign(w http.ResponseWriter, r *http.Request, ps httpro
 	}
 	c, err := s.db.UpdateCampaignSettings(r.Context(), org, id, func(st *store.Settings) error {
 		var p Problems
-		readSettings(fields{obj: body, loc: []any{"body"}, p: &p}, st)
+		f := fields{obj: body, loc: []any{"body"}, p: &p}
+		if v, ok := body["name"]; ok && v != nil {
+			if name, _, ok := f.String("name", false, false, 1, 255); ok {
+				st.Name = name
+			}
+		}
+		readSettings(f, st)
 		return p.Err()
 	})
 	if err != nil {
@@ -108,22 +119,17 @@ func (s *Server) transition(op string) authedHandler {
 			return err
 		}
 		ctx := r.Context()
-		if op == store.OpStart {
+		if op == store.OpStart || op == store.OpResume {
 			c, err := s.db.GetCampaign(ctx, org, id)
 			if err != nil {
 				return err
 			}
-			cfg, err := s.db.GetTelephonyConfig(ctx, org, c.TelephonyConfigurationID)
-			if err != nil {
-				return err
-			}
-			if cfg.Provider != carrier.ARI {
-				n, err := s.db.CountCallerIDs(ctx, cfg.ID)
-				if err != nil {
+			// A campaign in a state op does not allow gets the store's
+			// conflict below, which names the state; the caller id only
+			// matters to one that would dial.
+			if c.State == store.StatePaused || (op == store.OpStart && c.State == store.StateDraft) {
+				if err := s.checkCallerID(ctx, org, c.TelephonyConfigurationID); err != nil {
 					return err
-				}
-				if n == 0 {
-					return errStatus(http.StatusConflict, "telephony configuration "+strconv.FormatInt(cfg.ID, 10)+" has no phone number to call from")
 				}
 			}
 		}
@@ -143,17 +149,58 @@ func (s *Server) transition(op string) authedHandler {
 	}
 }
 
+// checkCallerID answers 409 when configuration configID's provider needs a
+// caller id (all but ari) and it has no active phone number (API.md 2.6).
+func (s *Server) checkCallerID(ctx context.Context, org, configID int64) error {
+	cfg, err := s.db.GetTelephonyConfig(ctx, org, configID)
+	if store.ErrorCode(err) == store.ENOTFOUND {
+		return errStatus(http.StatusConflict, fmt.Sprintf("telephony configuration %d no longer exists", configID))
+	}
+	if err != nil {
+		return err
+	}
+	if cfg.Provider == carrier.ARI {
+		return nil
+	}
+	n, err := s.db.CountCallerIDs(ctx, cfg.ID)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return errStatus(http.StatusConflict, "telephony configuration "+strconv.FormatInt(cfg.ID, 10)+" has no phone number to call from")
+	}
+	return nil
+}
+
+// isMissingBody reports whether err is readJSONObject's problem for an
+// empty body.
+func isMissingBody(err error) bool {
+	var ve *ValidationError
+	return errors.As(err, &ve) && len(ve.Problems) == 1 && ve.Problems[0].Type == "missing" && len(ve.Problems[0].Loc) == 1
+}
+
+// redialName is the default name of a redial of a campaign named name:
+// name + " (redial)", the name cut so that the whole stays within 255
+// characters.
+func redialName(name string) string {
+	const suffix = " (redial)"
+	if r := []rune(name); len(r)+len(suffix) > 255 {
+		name = string(r[:255-len(suffix)])
+	}
+	return name + suffix
+}
+
 // redialCampaign creates a draft campaign of the contacts whose final
 // outcome matches the body's flags.
 func (s *Server) redialCampaign(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error {
 	id, idErr := pathID(ps, "campaign_id")
-	body := map[string]any{}
-	if r.ContentLength != 0 {
-		b, err := readJSONObject(r)
-		if err != nil {
-			return joinProblems(idErr, err)
-		}
-		body = b
+	// The body is optional: none (or only white space) means every default.
+	body, err := readJSONObject(r)
+	if isMissingBody(err) {
+		body, err = map[string]any{}, nil
+	}
+	if err != nil {
+		return joinProblems(idErr, err)
 	}
 	if idErr != nil {
 		return idErr
@@ -161,8 +208,8 @@ func (s *Server) redialCampaign(w http.ResponseWriter, r *http.Request, ps httpr
 	var p Problems
 	f := fields{obj: body, loc: []any{"body"}, p: &p}
 	flags := map[string]bool{"retry_on_busy": true, "retry_on_no_answer": true, "retry_on_voicemail": true, "retry_on_failed": false}
-	for name := range flags {
-		v := flags[name]
+	for _, name := range []string{"retry_on_busy", "retry_on_no_answer", "retry_on_voicemail", "retry_on_failed"} {
+		v := flags[name] // a fixed order, so that problems come in a stable order
 		setBool(f, name, &v)
 		flags[name] = v
 	}
@@ -173,8 +220,9 @@ func (s *Server) redialCampaign(w http.ResponseWriter, r *http.Request, ps httpr
 	}
 	nc := store.NewCampaign{Settings: parent.Settings, WorkflowID: parent.WorkflowID, WorkflowName: parent.WorkflowName,
 		WorkflowDefinition: parent.WorkflowDefinition, TelephonyConfigurationID: parent.TelephonyConfigurationID,
-		SourceID: parent.SourceID, DefaultCountry: parent.DefaultCountry, ParentCampaignID: &parent.ID, RedialOf: &parent.ID}
-	nc.Name = parent.Name + " (redial)"
+		TelephonyConfigurationName: parent.TelephonyConfigurationName,
+		SourceID:                   parent.SourceID, DefaultCountry: parent.DefaultCountry, ParentCampaignID: &parent.ID, RedialOf: &parent.ID}
+	nc.Name = redialName(parent.Name)
 	if v, ok := body["name"]; ok && v != nil {
 		if n, _, ok := f.String("name", false, false, 1, 255); ok {
 			nc.Name = n
@@ -191,6 +239,13 @@ func (s *Server) redialCampaign(w http.ResponseWriter, r *http.Request, ps httpr
 	}
 	if parent.RedialedCampaignID != nil {
 		return errStatus(http.StatusConflict, "campaign "+strconv.FormatInt(id, 10)+" was already redialed as campaign "+strconv.FormatInt(*parent.RedialedCampaignID, 10))
+	}
+	// A finished campaign outlives its configuration; its redial cannot.
+	if _, err := s.db.GetTelephonyConfig(ctx, org, parent.TelephonyConfigurationID); store.ErrorCode(err) == store.ENOTFOUND {
+		return errStatus(http.StatusConflict, fmt.Sprintf("telephony configuration %d of campaign %d was deleted; create a new campaign instead",
+			parent.TelephonyConfigurationID, id))
+	} else if err != nil {
+		return err
 	}
 	var outcomes []string
 	for flag, outs := range map[string][]string{"retry_on_busy": {carrier.OutcomeBusy}, "retry_on_no_answer": {carrier.OutcomeNoAnswer},
@@ -224,19 +279,28 @@ func (s *Server) redialCampaign(w http.ResponseWriter, r *http.Request, ps httpr
 	return s.writeCampaign(w, r, c)
 }
 
-var attemptStates = map[string]bool{store.AttemptQueued: true, store.AttemptDialing: true, store.AttemptInFlight: true, store.AttemptDone: true}
+// attemptStates and attemptOutcomes are the values of the calls filters,
+// in the order a 422 lists them.
+var (
+	attemptStates   = []string{store.AttemptQueued, store.AttemptDialing, store.AttemptInFlight, store.AttemptDone}
+	attemptOutcomes = []string{carrier.OutcomeAnswered, carrier.OutcomeVoicemail, carrier.OutcomeBusy, carrier.OutcomeNoAnswer,
+		carrier.OutcomeFailed, carrier.OutcomeCanceled, carrier.OutcomeUnknown}
+)
 
-var outcomes = map[string]bool{carrier.OutcomeAnswered: true, carrier.OutcomeVoicemail: true, carrier.OutcomeBusy: true,
-	carrier.OutcomeNoAnswer: true, carrier.OutcomeFailed: true, carrier.OutcomeCanceled: true, carrier.OutcomeUnknown: true}
-
-// queryEnum reads an optional enum query parameter.
-func queryEnum(p *Problems, r *http.Request, name string, allowed map[string]bool) *string {
+// queryEnum reads an optional enum query parameter; another value is
+// pydantic's enum problem: "Input should be 'a', 'b' or 'c'", ctx expected.
+func queryEnum(p *Problems, r *http.Request, name string, allowed []string) *string {
 	v := r.URL.Query().Get(name)
 	if v == "" {
 		return nil
 	}
-	if !allowed[v] {
-		p.Add([]any{"query", name}, "enum", "Input should be one of the documented values", v, nil)
+	if !slices.Contains(allowed, v) {
+		quoted := make([]string, len(allowed))
+		for i, a := range allowed {
+			quoted[i] = "'" + a + "'"
+		}
+		expected := strings.Join(quoted[:len(quoted)-1], ", ") + " or " + quoted[len(quoted)-1]
+		p.Add([]any{"query", name}, "enum", "Input should be "+expected, v, map[string]any{"expected": expected})
 		return nil
 	}
 	return &v
@@ -245,9 +309,9 @@ func queryEnum(p *Problems, r *http.Request, name string, allowed map[string]boo
 func (s *Server) listCalls(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error {
 	id, idErr := pathID(ps, "campaign_id")
 	var p Problems
-	f := store.AttemptFilter{Outcome: queryEnum(&p, r, "outcome", outcomes), State: queryEnum(&p, r, "state", attemptStates)}
+	f := store.AttemptFilter{Outcome: queryEnum(&p, r, "outcome", attemptOutcomes), State: queryEnum(&p, r, "state", attemptStates)}
 	f.Limit = int(queryInt(&p, r, "limit", 100, 1, 1000))
-	f.AfterID = queryInt(&p, r, "after_id", 0, 0, 1<<62)
+	f.AfterID = queryInt(&p, r, "after_id", 0, 0, math.MaxInt64)
 	if err := joinProblems(idErr, p.Err()); err != nil {
 		return err
 	}

@@ -182,7 +182,8 @@ func TestOpenAPIDocumentWellFormed(t *testing.T) {
 				t.Errorf("%s: response code %q is not valid", o.key(), code)
 			}
 		}
-		// Path parameters: exactly those of the template, required integers.
+		// Path parameters: exactly those of the template, required integers,
+		// except the webhooks' {provider}, a provider name (ProviderName).
 		want, got := map[string]bool{}, map[string]bool{}
 		for _, m := range openAPIPathParam.FindAllStringSubmatch(o.Path, -1) {
 			want[m[1]] = true
@@ -195,6 +196,12 @@ func TestOpenAPIDocumentWellFormed(t *testing.T) {
 					continue
 				}
 				got[fmt.Sprint(pm["name"])] = true
+				if pm["name"] == "provider" {
+					if pm["required"] != true || openAPIDig(pm["schema"], "$ref") != "#/components/schemas/ProviderName" {
+						t.Errorf("%s: path parameter provider must be a required ProviderName", o.key())
+					}
+					continue
+				}
 				if pm["required"] != true || openAPIDig(openAPIResolve(t, doc, pm["schema"]), "type") != "integer" {
 					t.Errorf("%s: path parameter %v must be a required integer", o.key(), pm["name"])
 				}

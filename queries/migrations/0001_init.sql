@@ -8,7 +8,7 @@ CREATE TABLE organizations (
 ) STRICT;
 
 CREATE TABLE api_keys (
-    id              INTEGER PRIMARY KEY,
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
     organization_id INTEGER NOT NULL REFERENCES organizations (id),
     name            TEXT    NOT NULL DEFAULT '',
     prefix          TEXT    NOT NULL,
@@ -18,7 +18,7 @@ CREATE TABLE api_keys (
 ) STRICT;
 
 CREATE TABLE telephony_configs (
-    id                  INTEGER PRIMARY KEY,
+    id                  INTEGER PRIMARY KEY AUTOINCREMENT,
     organization_id     INTEGER NOT NULL REFERENCES organizations (id),
     name                TEXT    NOT NULL,
     provider            TEXT    NOT NULL CHECK (provider IN ('ari', 'cloudonix', 'plivo', 'telnyx', 'twilio', 'vobiz', 'vonage')),
@@ -33,7 +33,7 @@ CREATE UNIQUE INDEX telephony_configs_one_default
     ON telephony_configs (organization_id) WHERE is_default_outbound = 1;
 
 CREATE TABLE phone_numbers (
-    id                         INTEGER PRIMARY KEY,
+    id                         INTEGER PRIMARY KEY AUTOINCREMENT,
     organization_id            INTEGER NOT NULL REFERENCES organizations (id),
     telephony_configuration_id INTEGER NOT NULL REFERENCES telephony_configs (id) ON DELETE CASCADE,
     address                    TEXT    NOT NULL,

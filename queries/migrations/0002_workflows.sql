@@ -2,7 +2,7 @@
 -- client sent, so unknown keys survive byte for byte.
 
 CREATE TABLE workflows (
-    id              INTEGER PRIMARY KEY,
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
     organization_id INTEGER NOT NULL REFERENCES organizations (id),
     name            TEXT    NOT NULL,
     definition      TEXT    NOT NULL,

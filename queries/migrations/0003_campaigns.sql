@@ -3,7 +3,7 @@
 -- as the rows they count, so reading a campaign is one row.
 
 CREATE TABLE campaigns (
-    id                         INTEGER PRIMARY KEY,
+    id                         INTEGER PRIMARY KEY AUTOINCREMENT,
     organization_id            INTEGER NOT NULL REFERENCES organizations (id),
     name                       TEXT    NOT NULL,
     -- No foreign keys to the workflow and the configuration: a finished
