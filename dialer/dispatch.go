@@ -16,24 +16,37 @@ import (
 // claimed (dialing), so a crash from here on never places it twice.
 func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 	defer e.wg.Done()
+	// The bookkeeping after the provider's answer must not be lost when the
+	// engine stops meanwhile: a placed call must be recorded in flight and
+	// an attempt that was not sent must go back to the queue (not end
+	// unknown at the next start).
 	ctx := e.ctx
+	book := context.WithoutCancel(ctx)
 	if r.isHalted() {
-		e.requeue(ctx, r, a, a.DueAt)
+		e.requeue(book, r, a, a.DueAt)
 		return
 	}
 	car, spec, err := e.carrierFor(ctx, c.OrganizationID, c.TelephonyConfigurationID)
+	if err != nil && ctx.Err() != nil {
+		e.requeue(book, r, a, a.DueAt) // stopping: not sent, dialled after the restart
+		return
+	}
 	if err != nil {
-		e.initiationFailed(ctx, r, a, "telephony configuration unusable: "+err.Error())
+		e.initiationFailed(book, r, a, "telephony configuration unusable: "+err.Error())
 		return
 	}
 	now := e.now()
 	callerID, ok, err := e.db.PickCallerID(ctx, c.TelephonyConfigurationID, now)
 	if err != nil {
-		e.requeue(ctx, r, a, now.Add(time.Second))
+		due := now.Add(time.Second) // a database hiccup: try again shortly
+		if ctx.Err() != nil {
+			due = a.DueAt // stopping: due again at the restart
+		}
+		e.requeue(book, r, a, due)
 		return
 	}
 	if !ok && spec.Provider != carrier.ARI {
-		e.initiationFailed(ctx, r, a, fmt.Sprintf("telephony configuration %d has no phone number to call from", c.TelephonyConfigurationID))
+		e.initiationFailed(book, r, a, fmt.Sprintf("telephony configuration %d has no phone number to call from", c.TelephonyConfigurationID))
 		return
 	}
 	call := carrier.Call{
@@ -43,20 +56,17 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 		RingTimeout: RingTimeout,
 		TimeLimit:   time.Duration(e.cfg.MaxCallSeconds) * time.Second,
 	}
-	// Last check before the request: after Halt returns, no call starts.
-	r.mu.RLock()
-	halted := r.halted
-	r.mu.RUnlock()
-	if halted {
-		e.requeue(ctx, r, a, a.DueAt)
+	placed, sent, err := r.place(ctx, car, call)
+	if !sent {
+		e.requeue(book, r, a, a.DueAt)
 		return
 	}
-	placed, err := car.Place(ctx, call)
-	if ctx.Err() != nil {
-		// Shutting down: the request may or may not have gone out; the
-		// attempt stays dialing and is reconciled at the next start.
+	if err != nil && ctx.Err() != nil && carrier.KindOf(err) == "" {
+		// Stopping: the request may or may not have gone out; the attempt
+		// stays dialing and is reconciled at the next start.
 		return
 	}
+	ctx = book
 	var perr *carrier.Error
 	errors.As(err, &perr)
 	switch {
@@ -78,19 +88,37 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 			"the provider refused the configuration's credentials; fix them and resume",
 			map[string]any{"http_status": perr.HTTPStatus, "code": perr.Code}); err == nil && paused {
 			r.halt()
+			e.wakeIfRunning(c.ID)
 		}
 	default:
 		e.initiationFailed(ctx, r, a, err.Error())
 	}
 }
 
+// place asks the provider to place call unless the runner is halted (sent
+// false). It holds the campaign's gate for reading from the halted check
+// until the provider answered, so Engine.Halt returns only once no request
+// is under way and none can start.
+func (r *runner) place(ctx context.Context, car carrier.Carrier, call carrier.Call) (placed carrier.Placed, sent bool, err error) {
+	r.cs.gate.RLock()
+	defer r.cs.gate.RUnlock()
+	if r.isHalted() {
+		return carrier.Placed{}, false, nil
+	}
+	placed, err = car.Place(ctx, call)
+	return placed, true, err
+}
+
 // requeue returns a claimed attempt to the queue, due at due, and frees its
-// slot.
+// slot (unless a final status ended the attempt meanwhile, which freed it).
 func (e *Engine) requeue(ctx context.Context, r *runner, a *store.Attempt, due time.Time) {
-	if err := e.db.RequeueAttempt(ctx, a.ID, due); err != nil {
+	requeued, err := e.db.RequeueAttempt(ctx, a.ID, due)
+	if err != nil {
 		e.log.Error("dialer: requeue", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
 	}
-	r.active.Add(-1)
+	if requeued || err != nil {
+		r.cs.active.Add(-1)
+	}
 	r.poke(false)
 }
 

@@ -62,10 +62,31 @@ type Engine struct {
 	runners  map[int64]*runner
 	limiters map[int64]*providerLimiter
 	carriers map[int64]cachedCarrier
-	active   map[int64]*atomic.Int64
+	camps    map[int64]*campaignState
+	watches  map[int64]*time.Timer // deadline wake-ups of campaigns without a runner
 	wg       sync.WaitGroup
 	stopped  bool
 	agg      aggregator
+
+	// countMu orders the first count of a campaign's active attempts
+	// (write) against status applications (read, from before the status is
+	// stored until the campaign's counter is settled): a status is either
+	// in the database before the count or settles the counter after it,
+	// never both or neither. Lock order: countMu, then mu.
+	countMu sync.RWMutex
+}
+
+// campaignState is what the engine keeps per campaign across the runners
+// the campaign has over time.
+type campaignState struct {
+	// active counts the campaign's attempts dialing or in flight; a
+	// dispatch of an earlier runner still settles it.
+	active atomic.Int64
+	// gate orders provider requests against Halt: a dispatch holds it for
+	// reading from its last halted check until the provider answered, so
+	// once Halt has taken it for writing no request of the campaign is
+	// under way and none can start.
+	gate sync.RWMutex
 }
 
 type cachedCarrier struct {
@@ -90,7 +111,7 @@ func New(cfg Config) *Engine {
 	}
 	return &Engine{cfg: cfg, db: cfg.DB, log: cfg.Log, now: cfg.Now,
 		runners: map[int64]*runner{}, limiters: map[int64]*providerLimiter{}, carriers: map[int64]cachedCarrier{},
-		active: map[int64]*atomic.Int64{}}
+		camps: map[int64]*campaignState{}, watches: map[int64]*time.Timer{}}
 }
 
 // Start reconciles attempts a previous process left dialing or in flight and
@@ -122,8 +143,43 @@ func (e *Engine) Stop() {
 	for _, r := range e.runners {
 		r.halt()
 	}
+	for _, t := range e.watches {
+		t.Stop()
+	}
 	e.mu.Unlock()
 	e.wg.Wait()
+}
+
+// watchDeadline wakes campaign id at the earliest deadline of its calls in
+// flight, if it has any: a runner that stopped (the campaign paused or
+// cancelled) leaves calls whose final status may never come, and a woken
+// runner reconciles them even though it places no call.
+func (e *Engine) watchDeadline(ctx context.Context, id int64) {
+	d, err := e.db.NextDeadline(ctx, id)
+	if err != nil || d.IsZero() {
+		return
+	}
+	// An overdue deadline that could not be settled is retried a second
+	// later, not in a loop.
+	wait := max(d.Sub(e.now()), time.Second)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopped {
+		return
+	}
+	if t := e.watches[id]; t != nil {
+		t.Stop()
+	}
+	var t *time.Timer
+	t = time.AfterFunc(wait, func() {
+		e.mu.Lock()
+		if e.watches[id] == t {
+			delete(e.watches, id)
+		}
+		e.mu.Unlock()
+		e.Wake(id)
+	})
+	e.watches[id] = t
 }
 
 // Wake makes the runner of campaign id look at it again now: after start,
@@ -131,56 +187,100 @@ func (e *Engine) Stop() {
 // when the campaign has none.
 func (e *Engine) Wake(id int64) {
 	e.mu.Lock()
+	ready := !e.stopped && e.ctx != nil
+	e.mu.Unlock()
+	if !ready {
+		return
+	}
+	cs, err := e.campaign(id)
+	if err != nil {
+		e.log.Error("dialer: count active attempts", slog.Int64("campaign_id", id), slog.String("error", err.Error()))
+		return
+	}
+	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.stopped || e.ctx == nil {
+	if e.stopped {
 		return
 	}
 	if r := e.runners[id]; r != nil && !r.isDone() && !r.isHalted() {
+		// The runner is not done yet; if it is deciding to stop, it sees
+		// this poke in exit and looks again.
 		r.poke(true)
 		return
 	}
-	active := e.active[id]
-	if active == nil {
-		// First runner of the campaign in this process: count what is
-		// dialing or in flight from the database (after reconciliation).
-		n, err := e.db.CountActiveAttempts(e.ctx, id)
-		if err != nil {
-			e.log.Error("dialer: count active attempts", slog.Int64("campaign_id", id), slog.String("error", err.Error()))
-			return
-		}
-		active = &atomic.Int64{}
-		active.Store(int64(n))
-		e.active[id] = active
-	}
-	r := newRunner(e, id, active)
+	r := newRunner(e, id, cs)
 	e.runners[id] = r
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
 		r.run(e.ctx)
-		e.mu.Lock()
-		if e.runners[id] == r {
-			delete(e.runners, id)
-		}
-		e.mu.Unlock()
 	}()
 }
 
+// campaign returns the engine's state of campaign id, counting its attempts
+// dialing or in flight from the database the first time (after
+// reconciliation).
+func (e *Engine) campaign(id int64) (*campaignState, error) {
+	e.mu.Lock()
+	cs := e.camps[id]
+	e.mu.Unlock()
+	if cs != nil {
+		return cs, nil
+	}
+	e.countMu.Lock()
+	defer e.countMu.Unlock()
+	e.mu.Lock()
+	cs = e.camps[id]
+	e.mu.Unlock()
+	if cs != nil {
+		return cs, nil
+	}
+	n, err := e.db.CountActiveAttempts(e.ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	cs = &campaignState{}
+	cs.active.Store(int64(n))
+	e.mu.Lock()
+	e.camps[id] = cs
+	e.mu.Unlock()
+	return cs, nil
+}
+
 // Halt stops campaign id's new dispatches at once, before the pause or
-// cancel is answered; calls in flight finish normally.
+// cancel is answered: when Halt returns, every provider request of the
+// campaign under way has been answered and no other will be made. Calls in
+// flight finish normally.
 func (e *Engine) Halt(id int64) {
 	e.mu.Lock()
-	r := e.runners[id]
+	r, cs := e.runners[id], e.camps[id]
 	e.mu.Unlock()
 	if r != nil {
 		r.halt()
 	}
+	if cs != nil {
+		// A runner that already stopped by itself halted its dispatches
+		// too; wait for the requests any runner has under way.
+		cs.gate.Lock()
+		cs.gate.Unlock() //nolint:staticcheck // an empty critical section is the point: wait for the readers
+	}
+	e.wakeIfRunning(id)
 }
 
-func (e *Engine) runner(id int64) *runner {
+// wakeIfRunning wakes campaign id after a halt if it is running after all:
+// a resume whose Wake came before the halt (a pause and a resume requested
+// together, or a user's resume racing the breaker) must not leave a running
+// campaign without a runner.
+func (e *Engine) wakeIfRunning(id int64) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.runners[id]
+	ctx := e.ctx
+	e.mu.Unlock()
+	if ctx == nil {
+		return
+	}
+	if c, err := e.db.CampaignByID(ctx, id); err == nil && c.State == store.StateRunning {
+		e.Wake(id)
+	}
 }
 
 // Token returns the webhook token of attempt id: an HMAC of the id with the

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,19 +48,51 @@ type harness struct {
 	sim   *twiliosim.Server
 	srv   *httptest.Server
 	clock *clock
+	opts  harnessOptions
 	org   int64
 	cfgID int64
 	wfID  int64
+
+	public  string
+	handler atomic.Pointer[http.Handler] // what srv serves; swapped by restart
+	cancel  context.CancelFunc           // ends the current engine's context
+}
+
+// harnessOptions are the knobs a test may turn on newHarness.
+type harnessOptions struct {
+	machineDetection bool
+	maxCallSeconds   int
+	client           *http.Client
+}
+
+// harnessOption changes harnessOptions.
+type harnessOption func(*harnessOptions)
+
+// withMachineDetection stores the Twilio configuration with
+// machine_detection on (answered machines end as voicemail).
+func withMachineDetection() harnessOption {
+	return func(o *harnessOptions) { o.machineDetection = true }
+}
+
+// withMaxCallSeconds sets dialer.Config.MaxCallSeconds: an attempt without a
+// final status RingTimeout + n seconds after it was placed is reconciled.
+func withMaxCallSeconds(n int) harnessOption {
+	return func(o *harnessOptions) { o.maxCallSeconds = n }
+}
+
+// withProviderClient makes the engine send its provider requests with c.
+func withProviderClient(c *http.Client) harnessOption {
+	return func(o *harnessOptions) { o.client = c }
 }
 
 const greetingWorkflow = `{"nodes":[
- {"id":"s","type":"startCall","data":{"name":"Start","prompt":"Greet {{first_name}}","greeting":"Hello {{first_name | there}}"}},
+ {"id":"s","type":"startCall","data":{"name":"Start","prompt":"Greet {{first_name}}","greeting":"Hello {{first_name | default there}}"}},
  {"id":"e","type":"endCall","data":{"name":"End","prompt":"Say goodbye"}}],
  "edges":[{"id":"e1","source":"s","target":"e","data":{"label":"done","condition":"the call is over"}}]}`
 
-func newHarness(t *testing.T, simCfg twiliosim.Config) *harness {
+func newHarness(t *testing.T, simCfg twiliosim.Config, opts ...harnessOption) *harness {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx := context.Background()
 	sealer, err := store.NewSealer(make([]byte, store.KeySize))
 	if err != nil {
 		t.Fatal(err)
@@ -70,20 +103,21 @@ func newHarness(t *testing.T, simCfg twiliosim.Config) *harness {
 	}
 	sim := twiliosim.Start(simCfg)
 	h := &harness{t: t, db: db, sim: sim, clock: &clock{}}
+	for _, o := range opts {
+		o(&h.opts)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	public := "http://" + ln.Addr().String()
-	h.eng = dialer.New(dialer.Config{DB: db, PublicURL: public, TokenKey: []byte("test-token-key"),
-		Carriers: carrier.Options{BaseURLs: map[string]string{carrier.Twilio: sim.URL()}}, Now: h.clock.Now})
-	h.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: web.New(web.Config{DB: db, Dialer: h.eng, PublicURL: public})}}
+	h.public = "http://" + ln.Addr().String()
+	h.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		(*h.handler.Load()).ServeHTTP(w, r)
+	})}}
+	h.startEngine()
 	h.srv.Start()
-	if err := h.eng.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
-		cancel()
+		h.cancel()
 		h.eng.Stop()
 		h.srv.Close()
 		sim.Close()
@@ -95,7 +129,7 @@ func newHarness(t *testing.T, simCfg twiliosim.Config) *harness {
 	}
 	h.org = k.OrganizationID
 	cfg, err := db.CreateTelephonyConfig(ctx, h.org, store.TelephonyConfig{Name: "twilio", Provider: carrier.Twilio,
-		IsDefaultOutbound: true, Credentials: sim.Credentials(false)})
+		IsDefaultOutbound: true, Credentials: sim.Credentials(h.opts.machineDetection)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,9 +146,58 @@ func newHarness(t *testing.T, simCfg twiliosim.Config) *harness {
 	return h
 }
 
-// campaign creates a draft campaign of n contacts (+1555100xxxx style
-// numbers) with settings s.
+// startEngine builds a new engine on the harness's database, points the web
+// router at it and starts it (reconciling what a previous engine left).
+func (h *harness) startEngine() {
+	h.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	h.eng = dialer.New(dialer.Config{DB: h.db, PublicURL: h.public, TokenKey: []byte("test-token-key"),
+		MaxCallSeconds: h.opts.maxCallSeconds,
+		Carriers:       carrier.Options{BaseURLs: map[string]string{carrier.Twilio: h.sim.URL()}, HTTPClient: h.opts.client},
+		Now:            h.clock.Now})
+	var api http.Handler = web.New(web.Config{DB: h.db, Dialer: h.eng, PublicURL: h.public})
+	h.handler.Store(&api)
+	if err := h.eng.Start(ctx); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// crash stops the engine as a killed process would (see stopEngine) while
+// the service answers every request 503 (see down).
+func (h *harness) crash() {
+	h.t.Helper()
+	h.down()
+	h.stopEngine()
+}
+
+// stopEngine ends the engine's context first, so provider requests under
+// way are abandoned (their attempts stay dialing), then stops its runners.
+// The web router keeps serving webhooks with the stopped engine.
+func (h *harness) stopEngine() {
+	h.cancel()
+	h.eng.Stop()
+}
+
+// down makes the service answer every request 503, as when it is not
+// running: the simulator's webhooks are lost.
+func (h *harness) down() {
+	var down http.Handler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	})
+	h.handler.Store(&down)
+}
+
+// campaign creates a draft campaign of n contacts (+1415555xxxx style
+// numbers, number(0) to number(n-1)) with settings s.
 func (h *harness) campaign(n int, s store.Settings, tz func(i int) string) *store.Campaign {
+	h.t.Helper()
+	return h.campaignFrom(0, n, s, tz)
+}
+
+// campaignFrom is campaign with the contacts numbered number(first) to
+// number(first+n-1), so several campaigns of a test call distinct numbers.
+func (h *harness) campaignFrom(first, n int, s store.Settings, tz func(i int) string) *store.Campaign {
 	h.t.Helper()
 	if s.Name == "" {
 		s.Name = "c"
@@ -133,7 +216,7 @@ func (h *harness) campaign(n int, s store.Settings, tz func(i int) string) *stor
 				if tz != nil {
 					zone = tz(i)
 				}
-				if err := add(store.ContactInput{Row: i + 2, PhoneNumber: fmt.Sprintf("+1415555%04d", i),
+				if err := add(store.ContactInput{Row: i + 2, PhoneNumber: number(first + i),
 					Timezone: zone, Context: map[string]string{"first_name": fmt.Sprintf("P%d", i)}}); err != nil {
 					return nil, err
 				}

@@ -20,16 +20,16 @@ type runner struct {
 	wake   chan struct{}
 	reload atomic.Bool
 	done   atomic.Bool
+	// halted is set by halt and when the runner stops by itself: its
+	// dispatches that have not asked the provider yet put their attempts
+	// back instead (checked under cs.gate, see campaignState).
+	halted atomic.Bool
 
-	// mu guards halted: a dispatch checks it right before its provider
-	// request, so once Halt returns no new call of the campaign starts.
-	mu     sync.RWMutex
-	halted bool
+	// cs is the engine's state of the campaign (active count, gate),
+	// shared by the runners the campaign has over time.
+	cs *campaignState
 
-	// active counts the campaign's attempts dialing or in flight. It is the
-	// engine's counter of the campaign, shared by the runners a campaign has
-	// over time, so a dispatch of an earlier runner still settles it.
-	active *atomic.Int64
+	mu sync.RWMutex // guards nextDeadline
 
 	// Owned by the run goroutine.
 	c            *store.Campaign
@@ -37,7 +37,8 @@ type runner struct {
 	locs         map[string]*time.Location // contact timezone → location ("" = campaign's)
 	tzs          []string
 	pace         bucket
-	windowClosed bool
+	windowClosed bool      // waiting for the window (logged)
+	nextDial     time.Time // next_dial_at recorded while windowClosed
 
 	nextDeadline time.Time // guarded by mu
 
@@ -48,8 +49,8 @@ type runner struct {
 	cshared *store.Campaign
 }
 
-func newRunner(e *Engine, id int64, active *atomic.Int64) *runner {
-	r := &runner{e: e, id: id, wake: make(chan struct{}, 1), active: active}
+func newRunner(e *Engine, id int64, cs *campaignState) *runner {
+	r := &runner{e: e, id: id, wake: make(chan struct{}, 1), cs: cs}
 	r.reload.Store(true)
 	return r
 }
@@ -67,22 +68,16 @@ func (r *runner) poke(reload bool) {
 	}
 }
 
-// halt stops new dispatches at once and ends the run loop.
+// halt stops new dispatches and ends the run loop. Requests already under
+// way are not waited for (Engine.Halt does that).
 func (r *runner) halt() {
-	r.mu.Lock()
-	r.halted = true
-	r.mu.Unlock()
+	r.halted.Store(true)
 	r.poke(true)
 }
 
-func (r *runner) isHalted() bool {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.halted
-}
+func (r *runner) isHalted() bool { return r.halted.Load() }
 
 func (r *runner) run(ctx context.Context) {
-	defer r.done.Store(true)
 	if d, err := r.e.db.NextDeadline(ctx, r.id); err == nil {
 		r.setDeadline(d)
 	}
@@ -91,7 +86,11 @@ func (r *runner) run(ctx context.Context) {
 	for {
 		next, finished := r.step(ctx)
 		if finished {
-			return
+			if r.exit(ctx) {
+				r.e.watchDeadline(ctx, r.id)
+				return
+			}
+			continue
 		}
 		if !timer.Stop() {
 			select {
@@ -110,6 +109,7 @@ func (r *runner) run(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
+			r.exit(ctx)
 			return
 		case <-r.wake:
 		case <-tc:
@@ -117,26 +117,52 @@ func (r *runner) run(ctx context.Context) {
 	}
 }
 
-// load re-reads the campaign and rebuilds its schedule; it reports false when
-// the campaign is not running.
-func (r *runner) load(ctx context.Context) bool {
+// exit ends the runner unless it was woken after it decided to stop (a
+// resume racing a reload that saw the campaign paused): Wake pokes a runner
+// that is not done yet under the engine's lock, so checking for a poke under
+// the same lock loses none. A runner that ends halts its dispatches that
+// have not asked the provider yet.
+func (r *runner) exit(ctx context.Context) bool {
+	e := r.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !r.isHalted() && ctx.Err() == nil {
+		select {
+		case <-r.wake:
+			r.reload.Store(true)
+			return false
+		default:
+		}
+	}
+	r.halted.Store(true)
+	r.done.Store(true)
+	if e.runners[r.id] == r {
+		delete(e.runners, r.id)
+	}
+	return true
+}
+
+// load re-reads the campaign and rebuilds its schedule; it reports whether
+// the campaign is running. An error (the database busy) is logged and
+// returned.
+func (r *runner) load(ctx context.Context) (bool, error) {
 	c, err := r.e.db.CampaignByID(ctx, r.id)
 	if err != nil {
 		r.e.log.Error("dialer: load campaign", slog.Int64("campaign_id", r.id), slog.String("error", err.Error()))
-		return false
+		return false, err
 	}
 	r.c = c
 	r.cmu.Lock()
 	r.cshared = c
 	r.cmu.Unlock()
 	if c.State != store.StateRunning {
-		return false
+		return false, nil
 	}
 	r.win = newWindow(c.ScheduleConfig)
 	tzs, err := r.e.db.CampaignTimezones(ctx, r.id)
 	if err != nil {
 		r.e.log.Error("dialer: campaign timezones", slog.Int64("campaign_id", r.id), slog.String("error", err.Error()))
-		return false
+		return false, err
 	}
 	r.tzs, r.locs = tzs, map[string]*time.Location{}
 	campaignLoc := time.UTC
@@ -153,7 +179,7 @@ func (r *runner) load(ctx context.Context) bool {
 			}
 		}
 	}
-	return true
+	return true, nil
 }
 
 // step does what can be done now and returns when to look again (zero:
@@ -162,14 +188,30 @@ func (r *runner) step(ctx context.Context) (time.Time, bool) {
 	if r.isHalted() {
 		return time.Time{}, true
 	}
-	if r.reload.Swap(false) && !r.load(ctx) {
-		return time.Time{}, true
+	if r.reload.Swap(false) {
+		running, err := r.load(ctx)
+		switch {
+		case err != nil && (ctx.Err() != nil || store.ErrorCode(err) == store.ENOTFOUND):
+			return time.Time{}, true
+		case err != nil:
+			// A transient error must not leave a running campaign
+			// without a runner: look again in a second.
+			r.reload.Store(true)
+			return r.e.now().Add(time.Second), false
+		case !running:
+			// Paused, cancelled or over: no new calls, but the calls in
+			// flight past their deadline are still reconciled.
+			if d, err := r.e.db.NextDeadline(ctx, r.id); err == nil && !d.IsZero() && !r.e.now().Before(d) {
+				r.expire(ctx, r.e.now())
+			}
+			return time.Time{}, true
+		}
 	}
 	now := r.e.now()
 	if d := r.deadline(); !d.IsZero() && !now.Before(d) {
 		r.expire(ctx, now)
 	}
-	free := r.c.MaxConcurrency - int(r.active.Load())
+	free := r.c.MaxConcurrency - int(r.cs.active.Load())
 	if free <= 0 {
 		return r.deadline(), false
 	}
@@ -193,7 +235,7 @@ func (r *runner) step(ctx context.Context) (time.Time, bool) {
 			r.windowOpened(ctx)
 			c := r.c
 			for _, a := range claimed {
-				r.active.Add(1)
+				r.cs.active.Add(1)
 				r.e.wg.Add(1)
 				go r.e.dispatch(r, c, a)
 			}
@@ -229,7 +271,7 @@ func (r *runner) idle(ctx context.Context, now time.Time) (time.Time, bool) {
 		return now.Add(time.Second), false
 	}
 	if len(queued) == 0 {
-		if r.active.Load() <= 0 {
+		if r.cs.active.Load() <= 0 {
 			done, err := r.e.db.CompleteIfDone(ctx, r.id)
 			if err != nil {
 				r.e.log.Error("dialer: complete", slog.Int64("campaign_id", r.id), slog.String("error", err.Error()))
@@ -271,11 +313,16 @@ func (r *runner) idle(ctx context.Context, now time.Time) (time.Time, bool) {
 	return earliest(next, r.deadline()), false
 }
 
+// windowClosedAt records that the campaign waits for its window until next:
+// next_dial_at, and schedule_window_closed when it starts waiting. While it
+// waits, a changed next (a PATCH of the schedule, a retry falling due in
+// another slot) only moves next_dial_at.
 func (r *runner) windowClosedAt(ctx context.Context, next time.Time) {
-	if r.windowClosed {
+	if r.windowClosed && next.Equal(r.nextDial) {
 		return
 	}
-	r.windowClosed = true
+	logIt := !r.windowClosed
+	r.windowClosed, r.nextDial = true, next
 	var at *time.Time
 	details := map[string]any{}
 	if !next.IsZero() {
@@ -285,14 +332,16 @@ func (r *runner) windowClosedAt(ctx context.Context, next time.Time) {
 	if err := r.e.db.SetNextDialAt(ctx, r.id, at); err != nil {
 		r.e.log.Error("dialer: next dial time", slog.String("error", err.Error()))
 	}
-	r.e.addLog(ctx, r.id, store.LogInfo, "schedule_window_closed", "outside the calling window; dialing resumes when it opens", details)
+	if logIt {
+		r.e.addLog(ctx, r.id, store.LogInfo, "schedule_window_closed", "outside the calling window; dialing resumes when it opens", details)
+	}
 }
 
 func (r *runner) windowOpened(ctx context.Context) {
 	if !r.windowClosed {
 		return
 	}
-	r.windowClosed = false
+	r.windowClosed, r.nextDial = false, time.Time{}
 	if err := r.e.db.SetNextDialAt(ctx, r.id, nil); err != nil {
 		r.e.log.Error("dialer: next dial time", slog.String("error", err.Error()))
 	}

@@ -45,44 +45,55 @@ func (e *Engine) finish(ctx context.Context, attemptID int64, st carrier.Status,
 
 func (e *Engine) apply(ctx context.Context, attemptID int64, st carrier.Status, errText string) (store.Applied, error) {
 	now := e.now()
+	// Held until the campaign's active count is settled; see countMu.
+	e.countMu.RLock()
 	res, err := e.db.ApplyStatus(ctx, attemptID, store.StatusUpdate{
 		At: now, Raw: st.Raw, ProviderCallID: st.ProviderCallID, Answered: st.Answered, AnsweredBy: st.AnsweredBy,
 		Sequence: st.Sequence, Final: st.Final, Outcome: st.Outcome, DurationSeconds: st.DurationSeconds, Error: errText,
 	}, e.retryPolicy)
 	if err != nil || res.Ignored || !res.Final {
+		e.countMu.RUnlock()
 		return res, err
 	}
 	e.mu.Lock()
-	if n := e.active[res.CampaignID]; n != nil {
-		n.Add(-1)
-	}
+	cs := e.camps[res.CampaignID]
+	r := e.runners[res.CampaignID]
 	e.mu.Unlock()
-	r := e.runner(res.CampaignID)
-	if r == nil {
-		return res, nil
-	}
-	if res.Completed {
+	tripped := false
+	if r != nil && res.Completed {
 		r.halt()
-		return res, nil
+	} else if r != nil {
+		// The breaker decides before the slot is freed, so a trip pauses
+		// the campaign before another call can take the slot.
+		tripped = e.checkBreaker(ctx, r, res.Outcome == carrier.OutcomeFailed, now)
 	}
-	e.checkBreaker(ctx, r, res.Outcome == carrier.OutcomeFailed, now)
-	r.poke(false)
+	if cs != nil {
+		cs.active.Add(-1)
+	}
+	e.countMu.RUnlock()
+	if tripped {
+		e.wakeIfRunning(res.CampaignID)
+	}
+	if r != nil {
+		r.poke(false)
+	}
 	return res, nil
 }
 
 // checkBreaker records an attempt end and pauses the campaign when the
-// failure share over the window reaches the threshold.
-func (e *Engine) checkBreaker(ctx context.Context, r *runner, failed bool, now time.Time) {
+// failure share over the window reaches the threshold; it reports whether
+// it did.
+func (e *Engine) checkBreaker(ctx context.Context, r *runner, failed bool, now time.Time) bool {
 	c := r.campaign()
 	if c == nil || !c.CircuitBreaker.Enabled {
-		return
+		return false
 	}
 	cb := c.CircuitBreaker
 	r.bmu.Lock()
 	calls, failures := r.brk.record(now, failed, time.Duration(cb.WindowSeconds)*time.Second, now)
 	r.bmu.Unlock()
 	if calls < cb.MinCallsInWindow || float64(failures)/float64(calls) < cb.FailureThreshold {
-		return
+		return false
 	}
 	rate := float64(failures) / float64(calls)
 	paused, err := e.db.PauseCampaignFor(ctx, r.id, "circuit_breaker_tripped",
@@ -91,11 +102,12 @@ func (e *Engine) checkBreaker(ctx context.Context, r *runner, failed bool, now t
 			"threshold": cb.FailureThreshold, "window_seconds": cb.WindowSeconds})
 	if err != nil {
 		e.log.Error("dialer: trip breaker", slog.Int64("campaign_id", r.id), slog.String("error", err.Error()))
-		return
+		return false
 	}
 	if paused {
 		r.halt()
 	}
+	return paused
 }
 
 // webhookTarget loads what a webhook for attempt id needs, checking its
@@ -206,11 +218,13 @@ func (e *Engine) reconcile(ctx context.Context, c *store.Campaign, a *store.Atte
 }
 
 // reconcileAtStart settles attempts a previous process left unfinished. A
-// dialing attempt's request may or may not have reached the provider and it
-// has no provider id to ask about, so it ends unknown and is never placed
-// again. An in-flight attempt is asked about; a final answer is applied, and
-// the others stay in flight (their statuses still arrive, and the deadline
-// reconciles them).
+// dialing attempt's request may or may not have reached the provider; with
+// no provider call id to ask about it ends unknown and is never placed
+// again. One whose call id is known (a status webhook came before the
+// process could record the placement) was placed: it is recorded in flight
+// like the others. An in-flight attempt is asked about; a final answer is
+// applied, and the others stay in flight (their statuses still arrive, and
+// the deadline reconciles them).
 func (e *Engine) reconcileAtStart(ctx context.Context) error {
 	list, err := e.db.UnfinishedAttempts(ctx)
 	if err != nil {
@@ -221,13 +235,19 @@ func (e *Engine) reconcileAtStart(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if a.State == store.AttemptDialing {
+		if a.State == store.AttemptDialing && a.ProviderCallID == nil {
 			e.finish(ctx, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeUnknown, Raw: "interrupted"},
 				"the service stopped while the call was being placed; not placed again")
 			continue
 		}
 		if a.ProviderCallID == nil {
 			continue
+		}
+		if a.State == store.AttemptDialing {
+			deadline := e.now().Add(RingTimeout + time.Duration(e.cfg.MaxCallSeconds)*time.Second)
+			if _, err := e.db.MarkPlaced(ctx, a.ID, c.ID, *a.ProviderCallID, "", deadline); err != nil {
+				return err
+			}
 		}
 		car, _, err := e.carrierFor(ctx, c.OrganizationID, c.TelephonyConfigurationID)
 		if err != nil {

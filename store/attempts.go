@@ -66,12 +66,20 @@ func str(s string) sql.NullString { return sql.NullString{String: s, Valid: s !=
 // ClaimAttempts moves up to max due, queued attempts of the campaign whose
 // timezone is in timezones to dialing, in dialing order (due retries first,
 // oldest due first, then first attempts in CSV order), and returns them. The
-// claim is durable before any provider request is made.
+// claim is durable before any provider request is made, and atomic with
+// reading the claimed rows back: on an error (ctx ending while the rows are
+// read) nothing is claimed, so no attempt is left dialing that nobody
+// dispatches.
 func (db *DB) ClaimAttempts(ctx context.Context, campaignID int64, now time.Time, timezones []string, max int) ([]*Attempt, error) {
 	tz, _ := json.Marshal(timezones)
-	rows, err := db.wq.ClaimAttempts(ctx, sqlcdb.ClaimAttemptsParams{
-		Now: sql.NullInt64{Int64: now.UnixMilli(), Valid: true}, CampaignID: campaignID,
-		Timezones: string(tz), MaxClaims: int64(max),
+	var rows []sqlcdb.CallAttempt
+	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+		var err error
+		rows, err = q.ClaimAttempts(ctx, sqlcdb.ClaimAttemptsParams{
+			Now: sql.NullInt64{Int64: now.UnixMilli(), Valid: true}, CampaignID: campaignID,
+			Timezones: string(tz), MaxClaims: int64(max),
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim attempts: %w", err)
@@ -139,12 +147,14 @@ func (db *DB) MarkPlaced(ctx context.Context, id, campaignID int64, providerCall
 }
 
 // RequeueAttempt puts a dialing attempt back in the queue, due at due (a
-// provider rate limit, a pause before the request went out).
-func (db *DB) RequeueAttempt(ctx context.Context, id int64, due time.Time) error {
-	if _, err := db.wq.RequeueAttempt(ctx, sqlcdb.RequeueAttemptParams{DueAt: due.UnixMilli(), ID: id}); err != nil {
-		return fmt.Errorf("requeue attempt: %w", err)
+// provider rate limit, a pause before the request went out). It reports
+// false when the attempt was no longer dialing (a final status ended it).
+func (db *DB) RequeueAttempt(ctx context.Context, id int64, due time.Time) (bool, error) {
+	n, err := db.wq.RequeueAttempt(ctx, sqlcdb.RequeueAttemptParams{DueAt: due.UnixMilli(), ID: id})
+	if err != nil {
+		return false, fmt.Errorf("requeue attempt: %w", err)
 	}
-	return nil
+	return n == 1, nil
 }
 
 // GetAttempt returns attempt id, or ENOTFOUND.
