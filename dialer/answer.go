@@ -13,7 +13,7 @@ import (
 // answerFor builds the answer of an answered attempt: the workflow's
 // agent_url (else the server's --agent-url) as a media stream, else the
 // start node's greeting rendered for the contact.
-func (e *Engine) answerFor(ctx context.Context, c *store.Campaign, a *store.Attempt) (carrier.Answer, error) {
+func (e *Engine) answerFor(ctx context.Context, c *campaignInfo, a *store.Attempt) (carrier.Answer, error) {
 	contact, err := e.db.GetContact(ctx, a.ContactID)
 	if err != nil {
 		return carrier.Answer{}, fmt.Errorf("contact of attempt: %w", err)
@@ -23,8 +23,8 @@ func (e *Engine) answerFor(ctx context.Context, c *store.Campaign, a *store.Atte
 		return carrier.Answer{}, fmt.Errorf("contact context: %w", err)
 	}
 	ans := carrier.Answer{AttemptID: a.ID, Context: vars, AgentURL: e.cfg.AgentURL}
-	def, err := workflow.Parse(c.WorkflowDefinition)
-	if err != nil {
+	def := c.def
+	if def == nil {
 		return ans, nil
 	}
 	if u := def.AgentURL(); u != "" {
@@ -35,7 +35,7 @@ func (e *Engine) answerFor(ctx context.Context, c *store.Campaign, a *store.Atte
 		caller = *a.CallerID
 	}
 	greeting, err := workflow.Render(def.Greeting(), vars, workflow.Builtins{
-		PhoneNumber: a.PhoneNumber, CallerNumber: caller, CampaignID: c.ID, CurrentTime: e.now().UTC(),
+		PhoneNumber: a.PhoneNumber, CallerNumber: caller, CampaignID: c.id, CurrentTime: e.now().UTC(),
 	})
 	if err == nil {
 		ans.Greeting = greeting

@@ -125,8 +125,10 @@ func (e *Engine) requeue(ctx context.Context, r *runner, a *store.Attempt, due t
 // initiationFailed ends an attempt the provider did not take as failed and
 // logs call_initiation_failed (aggregated per minute).
 func (e *Engine) initiationFailed(ctx context.Context, r *runner, a *store.Attempt, reason string) {
-	e.finish(ctx, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeFailed, Raw: "initiation_failed"}, reason)
+	// Logged first: finishing the last attempt completes the campaign, and
+	// its log must be whole by then.
 	e.aggregateLog(ctx, a.CampaignID, store.LogError, "call_initiation_failed", "calls could not be placed", map[string]any{"last_error": reason})
+	e.finish(ctx, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeFailed, Raw: "initiation_failed"}, reason)
 }
 
 // aggregator keeps, per campaign and event, the log entry of the current

@@ -63,6 +63,7 @@ type Engine struct {
 	limiters map[int64]*providerLimiter
 	carriers map[int64]cachedCarrier
 	camps    map[int64]*campaignState
+	infos    map[int64]*campaignInfo
 	watches  map[int64]*time.Timer // deadline wake-ups of campaigns without a runner
 	wg       sync.WaitGroup
 	stopped  bool
@@ -304,15 +305,22 @@ func (e *Engine) callbackURL(provider, kind string, attemptID int64) string {
 // carrierFor returns the carrier of telephony configuration configID,
 // rebuilt when the configuration changed.
 func (e *Engine) carrierFor(ctx context.Context, orgID, configID int64) (carrier.Carrier, carrier.Spec, error) {
-	cfg, err := e.db.GetTelephonyConfig(ctx, orgID, configID)
+	// The cached carrier is current while the configuration's updated_at is
+	// unchanged: a one-column read instead of reading and opening the
+	// sealed credentials for every call and webhook.
+	version, err := e.db.TelephonyConfigVersion(ctx, orgID, configID)
 	if err != nil {
 		return nil, carrier.Spec{}, err
 	}
 	e.mu.Lock()
 	cc, ok := e.carriers[configID]
 	e.mu.Unlock()
-	if ok && cc.updated.Equal(cfg.UpdatedAt) {
+	if ok && cc.updated.Equal(version) {
 		return cc.c, cc.spec, nil
+	}
+	cfg, err := e.db.GetTelephonyConfig(ctx, orgID, configID)
+	if err != nil {
+		return nil, carrier.Spec{}, err
 	}
 	c, err := e.cfg.NewCarrier(cfg.Provider, cfg.Credentials, e.cfg.Carriers)
 	if err != nil {

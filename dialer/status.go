@@ -112,7 +112,7 @@ func (e *Engine) checkBreaker(ctx context.Context, r *runner, failed bool, now t
 
 // webhookTarget loads what a webhook for attempt id needs, checking its
 // token and that the attempt's configuration uses provider.
-func (e *Engine) webhookTarget(ctx context.Context, provider string, attemptID int64, token string) (*store.Attempt, *store.Campaign, carrier.Carrier, error) {
+func (e *Engine) webhookTarget(ctx context.Context, provider string, attemptID int64, token string) (*store.Attempt, *campaignInfo, carrier.Carrier, error) {
 	if !e.ValidToken(attemptID, token) {
 		return nil, nil, nil, ErrForbidden
 	}
@@ -123,11 +123,11 @@ func (e *Engine) webhookTarget(ctx context.Context, provider string, attemptID i
 		}
 		return nil, nil, nil, err
 	}
-	c, err := e.db.CampaignByID(ctx, a.CampaignID)
+	c, err := e.campaignInfo(ctx, a.CampaignID)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	car, spec, err := e.carrierFor(ctx, c.OrganizationID, c.TelephonyConfigurationID)
+	car, spec, err := e.carrierFor(ctx, c.orgID, c.configID)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -31,3 +31,6 @@ DELETE FROM telephony_configs WHERE id = ? AND organization_id = ?;
 
 -- name: GetDefaultOutboundConfigID :one
 SELECT id FROM telephony_configs WHERE organization_id = ? AND is_default_outbound = 1;
+
+-- name: TelephonyConfigVersion :one
+SELECT updated_at FROM telephony_configs WHERE id = ? AND organization_id = ?;

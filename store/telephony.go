@@ -260,3 +260,13 @@ func (db *DB) DefaultOutboundConfigID(ctx context.Context, orgID int64) (int64, 
 	}
 	return id, nil
 }
+
+// TelephonyConfigVersion returns the last update time of configuration id,
+// a cheap check of whether a cached copy is current; ENOTFOUND when gone.
+func (db *DB) TelephonyConfigVersion(ctx context.Context, orgID, id int64) (time.Time, error) {
+	ms, err := db.rq.TelephonyConfigVersion(ctx, sqlcdb.TelephonyConfigVersionParams{ID: id, OrganizationID: orgID})
+	if err != nil {
+		return time.Time{}, notFound(err, "telephony configuration", id)
+	}
+	return fromMS(ms), nil
+}

@@ -222,6 +222,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.telephonyConfigNameTakenStmt, err = db.PrepareContext(ctx, telephonyConfigNameTaken); err != nil {
 		return nil, fmt.Errorf("error preparing query TelephonyConfigNameTaken: %w", err)
 	}
+	if q.telephonyConfigVersionStmt, err = db.PrepareContext(ctx, telephonyConfigVersion); err != nil {
+		return nil, fmt.Errorf("error preparing query TelephonyConfigVersion: %w", err)
+	}
 	if q.touchCallerIDStmt, err = db.PrepareContext(ctx, touchCallerID); err != nil {
 		return nil, fmt.Errorf("error preparing query TouchCallerID: %w", err)
 	}
@@ -581,6 +584,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing telephonyConfigNameTakenStmt: %w", cerr)
 		}
 	}
+	if q.telephonyConfigVersionStmt != nil {
+		if cerr := q.telephonyConfigVersionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing telephonyConfigVersionStmt: %w", cerr)
+		}
+	}
 	if q.touchCallerIDStmt != nil {
 		if cerr := q.touchCallerIDStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing touchCallerIDStmt: %w", cerr)
@@ -726,6 +734,7 @@ type Queries struct {
 	setTelephonyConfigCredentialsStmt       *sql.Stmt
 	startCampaignStmt                       *sql.Stmt
 	telephonyConfigNameTakenStmt            *sql.Stmt
+	telephonyConfigVersionStmt              *sql.Stmt
 	touchCallerIDStmt                       *sql.Stmt
 	unfinishedAttemptsStmt                  *sql.Stmt
 	updateCampaignSettingsStmt              *sql.Stmt
@@ -806,6 +815,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		setTelephonyConfigCredentialsStmt:       q.setTelephonyConfigCredentialsStmt,
 		startCampaignStmt:                       q.startCampaignStmt,
 		telephonyConfigNameTakenStmt:            q.telephonyConfigNameTakenStmt,
+		telephonyConfigVersionStmt:              q.telephonyConfigVersionStmt,
 		touchCallerIDStmt:                       q.touchCallerIDStmt,
 		unfinishedAttemptsStmt:                  q.unfinishedAttemptsStmt,
 		updateCampaignSettingsStmt:              q.updateCampaignSettingsStmt,

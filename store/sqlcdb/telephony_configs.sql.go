@@ -200,6 +200,22 @@ func (q *Queries) TelephonyConfigNameTaken(ctx context.Context, arg TelephonyCon
 	return count, err
 }
 
+const telephonyConfigVersion = `-- name: TelephonyConfigVersion :one
+SELECT updated_at FROM telephony_configs WHERE id = ? AND organization_id = ?
+`
+
+type TelephonyConfigVersionParams struct {
+	ID             int64
+	OrganizationID int64
+}
+
+func (q *Queries) TelephonyConfigVersion(ctx context.Context, arg TelephonyConfigVersionParams) (int64, error) {
+	row := q.queryRow(ctx, q.telephonyConfigVersionStmt, telephonyConfigVersion, arg.ID, arg.OrganizationID)
+	var updated_at int64
+	err := row.Scan(&updated_at)
+	return updated_at, err
+}
+
 const updateTelephonyConfig = `-- name: UpdateTelephonyConfig :exec
 UPDATE telephony_configs
 SET name = ?, is_default_outbound = ?, credentials = ?, updated_at = ?
