@@ -56,6 +56,7 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 		RingTimeout: RingTimeout,
 		TimeLimit:   time.Duration(e.cfg.MaxCallSeconds) * time.Second,
 	}
+	e.live.add(a)
 	placed, sent, err := r.place(ctx, car, call)
 	if !sent {
 		e.requeue(book, r, a, a.DueAt)
@@ -76,6 +77,7 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 		if _, err := e.db.MarkPlaced(ctx, a.ID, c.ID, placed.ProviderCallID, callerID, deadline); err != nil {
 			e.log.Error("dialer: mark placed", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
 		}
+		e.live.placed(a.ID, placed.ProviderCallID, callerID)
 		r.noteDeadline(deadline)
 	case perr != nil && perr.Kind == carrier.RateLimited:
 		until := e.limiter(c.TelephonyConfigurationID).limited(e.now(), perr.RetryAfter)
@@ -112,6 +114,7 @@ func (r *runner) place(ctx context.Context, car carrier.Carrier, call carrier.Ca
 // requeue returns a claimed attempt to the queue, due at due, and frees its
 // slot (unless a final status ended the attempt meanwhile, which freed it).
 func (e *Engine) requeue(ctx context.Context, r *runner, a *store.Attempt, due time.Time) {
+	e.live.remove(a.ID)
 	requeued, err := e.db.RequeueAttempt(ctx, a.ID, due)
 	if err != nil {
 		e.log.Error("dialer: requeue", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))

@@ -64,6 +64,7 @@ type Engine struct {
 	carriers map[int64]cachedCarrier
 	camps    map[int64]*campaignState
 	infos    map[int64]*campaignInfo
+	live     liveAttempts          // see liveAttempts
 	watches  map[int64]*time.Timer // deadline wake-ups of campaigns without a runner
 	wg       sync.WaitGroup
 	stopped  bool
@@ -92,9 +93,15 @@ type campaignState struct {
 
 type cachedCarrier struct {
 	updated time.Time
+	checked time.Time // when updated was last compared with the database (wall clock)
 	c       carrier.Carrier
 	spec    carrier.Spec
 }
+
+// carrierRecheck is how long a cached carrier is used without reading its
+// configuration's updated_at again. Changes made through the API apply at
+// once (ForgetConfig); any other change within carrierRecheck.
+const carrierRecheck = time.Second
 
 // New returns an engine that is not running yet.
 func New(cfg Config) *Engine {
@@ -308,14 +315,24 @@ func (e *Engine) carrierFor(ctx context.Context, orgID, configID int64) (carrier
 	// The cached carrier is current while the configuration's updated_at is
 	// unchanged: a one-column read instead of reading and opening the
 	// sealed credentials for every call and webhook.
+	wall := time.Now()
+	e.mu.Lock()
+	cc, ok := e.carriers[configID]
+	e.mu.Unlock()
+	if ok && wall.Sub(cc.checked) < carrierRecheck && wall.Sub(cc.checked) >= 0 {
+		return cc.c, cc.spec, nil
+	}
 	version, err := e.db.TelephonyConfigVersion(ctx, orgID, configID)
 	if err != nil {
 		return nil, carrier.Spec{}, err
 	}
-	e.mu.Lock()
-	cc, ok := e.carriers[configID]
-	e.mu.Unlock()
 	if ok && cc.updated.Equal(version) {
+		e.mu.Lock()
+		if cur, still := e.carriers[configID]; still && cur.c == cc.c {
+			cur.checked = wall
+			e.carriers[configID] = cur
+		}
+		e.mu.Unlock()
 		return cc.c, cc.spec, nil
 	}
 	cfg, err := e.db.GetTelephonyConfig(ctx, orgID, configID)
@@ -328,7 +345,7 @@ func (e *Engine) carrierFor(ctx context.Context, orgID, configID int64) (carrier
 	}
 	spec, _ := carrier.Lookup(cfg.Provider)
 	e.mu.Lock()
-	e.carriers[configID] = cachedCarrier{updated: cfg.UpdatedAt, c: c, spec: spec}
+	e.carriers[configID] = cachedCarrier{updated: cfg.UpdatedAt, checked: wall, c: c, spec: spec}
 	e.mu.Unlock()
 	return c, spec, nil
 }
@@ -344,4 +361,70 @@ func (e *Engine) limiter(configID int64) *providerLimiter {
 		e.limiters[configID] = l
 	}
 	return l
+}
+
+// ForgetConfig drops the cached carrier of telephony configuration configID;
+// the API calls it after updating or deleting the configuration, so the
+// change applies to the next call and webhook.
+func (e *Engine) ForgetConfig(configID int64) {
+	e.mu.Lock()
+	delete(e.carriers, configID)
+	e.mu.Unlock()
+}
+
+// liveAttempts holds the attempts this process dispatched that are not final
+// yet, so status and answer webhooks (five per answered call) need no read
+// of the attempt: an entry is added before the provider request, gets the
+// provider's call id and caller id once placed, follows the sequence of the
+// progress applied, and goes with the final status or a requeue. After a
+// restart the attempts in flight are read from the database instead.
+type liveAttempts struct {
+	mu sync.Mutex
+	m  map[int64]*store.Attempt
+}
+
+func (l *liveAttempts) add(a *store.Attempt) {
+	c := *a
+	l.mu.Lock()
+	if l.m == nil {
+		l.m = map[int64]*store.Attempt{}
+	}
+	l.m[a.ID] = &c
+	l.mu.Unlock()
+}
+
+// placed records the provider's call id and the caller id, unless the
+// attempt ended meanwhile.
+func (l *liveAttempts) placed(id int64, providerCallID, callerID string) {
+	l.mu.Lock()
+	if a := l.m[id]; a != nil {
+		c := *a
+		c.State, c.ProviderCallID, c.CallerID = store.AttemptInFlight, &providerCallID, &callerID
+		l.m[id] = &c
+	}
+	l.mu.Unlock()
+}
+
+// progressed notes that a status of sequence seq was applied.
+func (l *liveAttempts) progressed(id int64, seq int) {
+	l.mu.Lock()
+	if a := l.m[id]; a != nil && int64(seq) > a.Sequence {
+		c := *a
+		c.Sequence = int64(seq)
+		l.m[id] = &c
+	}
+	l.mu.Unlock()
+}
+
+// get returns a copy's pointer (entries are replaced, never changed).
+func (l *liveAttempts) get(id int64) *store.Attempt {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.m[id]
+}
+
+func (l *liveAttempts) remove(id int64) {
+	l.mu.Lock()
+	delete(l.m, id)
+	l.mu.Unlock()
 }

@@ -21,8 +21,7 @@ var (
 // retryPolicy is API.md 4.5: busy / no_answer / voicemail are retried when
 // the campaign's retry_config allows it and fewer than max_retries retries
 // were made; the retry is due retry_delay_seconds after now.
-func (e *Engine) retryPolicy(c *store.Campaign, attempt int64, outcome string) (bool, time.Time) {
-	rc := c.RetryConfig
+func (e *Engine) retryPolicy(rc store.RetryConfig, attempt int64, outcome string) (bool, time.Time) {
 	if !rc.Enabled || attempt-1 >= int64(rc.MaxRetries) {
 		return false, time.Time{}
 	}
@@ -51,10 +50,14 @@ func (e *Engine) apply(ctx context.Context, attemptID int64, st carrier.Status, 
 		At: now, Raw: st.Raw, ProviderCallID: st.ProviderCallID, Answered: st.Answered, AnsweredBy: st.AnsweredBy,
 		Sequence: st.Sequence, Final: st.Final, Outcome: st.Outcome, DurationSeconds: st.DurationSeconds, Error: errText,
 	}, e.retryPolicy)
+	if err == nil && !res.Ignored && !res.Final {
+		e.live.progressed(attemptID, st.Sequence)
+	}
 	if err != nil || res.Ignored || !res.Final {
 		e.countMu.RUnlock()
 		return res, err
 	}
+	e.live.remove(attemptID)
 	e.mu.Lock()
 	cs := e.camps[res.CampaignID]
 	r := e.runners[res.CampaignID]
@@ -116,12 +119,15 @@ func (e *Engine) webhookTarget(ctx context.Context, provider string, attemptID i
 	if !e.ValidToken(attemptID, token) {
 		return nil, nil, nil, ErrForbidden
 	}
-	a, err := e.db.GetAttempt(ctx, attemptID)
-	if err != nil {
-		if store.ErrorCode(err) == store.ENOTFOUND {
-			return nil, nil, nil, ErrForbidden
+	a := e.live.get(attemptID)
+	if a == nil {
+		var err error
+		if a, err = e.db.GetAttempt(ctx, attemptID); err != nil {
+			if store.ErrorCode(err) == store.ENOTFOUND {
+				return nil, nil, nil, ErrForbidden
+			}
+			return nil, nil, nil, err
 		}
-		return nil, nil, nil, err
 	}
 	c, err := e.campaignInfo(ctx, a.CampaignID)
 	if err != nil {

@@ -9,7 +9,9 @@ WHERE id IN (
     WHERE q.campaign_id = @campaign_id AND q.state = 'queued' AND q.due_at <= @now
       AND q.timezone IN (SELECT value FROM json_each(@timezones))
     ORDER BY q.priority, q.due_at, q.contact_row
-    LIMIT @max_claims)
+    -- An expression, not a bare parameter: SQLite re-prepares a statement
+    -- whose LIMIT is a bound parameter every time it is bound.
+    LIMIT CAST(@max_claims AS INTEGER))
 RETURNING *;
 
 -- name: CountActiveAttempts :one
@@ -67,6 +69,13 @@ SELECT * FROM call_attempts WHERE contact_id = ? ORDER BY attempt DESC LIMIT 1;
 SELECT id, address_normalized FROM phone_numbers
 WHERE telephony_configuration_id = ? AND is_active = 1
 ORDER BY is_default_caller_id DESC, COALESCE(last_used_at, 0), id LIMIT 1;
+
+-- name: PickAndTouchCallerID :one
+UPDATE phone_numbers SET last_used_at = @now
+WHERE id = (SELECT p.id FROM phone_numbers p
+            WHERE p.telephony_configuration_id = @telephony_configuration_id AND p.is_active = 1
+            ORDER BY p.is_default_caller_id DESC, COALESCE(p.last_used_at, 0), p.id LIMIT 1)
+RETURNING address_normalized;
 
 -- name: TouchCallerID :exec
 UPDATE phone_numbers SET last_used_at = ? WHERE id = ?;

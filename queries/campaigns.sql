@@ -71,3 +71,6 @@ SELECT count(*) FROM campaigns WHERE workflow_id = ? AND state IN ('draft', 'run
 
 -- name: CountUnfinishedCampaignsForConfig :one
 SELECT count(*) FROM campaigns WHERE telephony_configuration_id = ? AND state IN ('draft', 'running', 'paused');
+
+-- name: GetCampaignRetryConfig :one
+SELECT retry_config FROM campaigns WHERE id = ?;

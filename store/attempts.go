@@ -73,7 +73,7 @@ func str(s string) sql.NullString { return sql.NullString{String: s, Valid: s !=
 func (db *DB) ClaimAttempts(ctx context.Context, campaignID int64, now time.Time, timezones []string, max int) ([]*Attempt, error) {
 	tz, _ := json.Marshal(timezones)
 	var rows []sqlcdb.CallAttempt
-	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inBatch(ctx, func(q *sqlcdb.Queries) error {
 		var err error
 		rows, err = q.ClaimAttempts(ctx, sqlcdb.ClaimAttemptsParams{
 			Now: sql.NullInt64{Int64: now.UnixMilli(), Valid: true}, CampaignID: campaignID,
@@ -134,7 +134,7 @@ func (db *DB) NextDeadline(ctx context.Context, campaignID int64) (time.Time, er
 // longer dialing (a final status already arrived).
 func (db *DB) MarkPlaced(ctx context.Context, id, campaignID int64, providerCallID, callerID string, deadline time.Time) (bool, error) {
 	var placed bool
-	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inBatch(ctx, func(q *sqlcdb.Queries) error {
 		n, err := q.MarkAttemptPlaced(ctx, sqlcdb.MarkAttemptPlacedParams{ProviderCallID: str(providerCallID),
 			CallerID: str(callerID), DeadlineAt: sql.NullInt64{Int64: deadline.UnixMilli(), Valid: true}, ID: id})
 		if err != nil {
@@ -222,18 +222,20 @@ func (db *DB) ListAttempts(ctx context.Context, campaignID int64, f AttemptFilte
 // recently used first; the chosen number's last use becomes now. ok is false
 // when the configuration has no active number.
 func (db *DB) PickCallerID(ctx context.Context, configID int64, now time.Time) (addr string, ok bool, err error) {
-	err = db.inTx(ctx, func(q *sqlcdb.Queries) error {
-		r, err := q.PickCallerID(ctx, configID)
-		if errNoRows(err) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("pick caller id: %w", err)
-		}
-		addr, ok = r.AddressNormalized, true
-		return q.TouchCallerID(ctx, sqlcdb.TouchCallerIDParams{LastUsedAt: sql.NullInt64{Int64: now.UnixMilli(), Valid: true}, ID: r.ID})
+	// One statement (pick and touch), in the shared write batch.
+	err = db.inBatch(ctx, func(q *sqlcdb.Queries) error {
+		var err error
+		addr, err = q.PickAndTouchCallerID(ctx, sqlcdb.PickAndTouchCallerIDParams{
+			Now: sql.NullInt64{Int64: now.UnixMilli(), Valid: true}, TelephonyConfigurationID: configID})
+		return err
 	})
-	return addr, ok, err
+	if errNoRows(err) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("pick caller id: %w", err)
+	}
+	return addr, true, nil
 }
 
 // CountCallerIDs returns how many active numbers configuration configID has.

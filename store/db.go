@@ -34,6 +34,8 @@ type DB struct {
 	rq     *sqlcdb.Queries
 	sealer *Sealer
 
+	b *batcher // group commit of the dialer's small writes (batch.go)
+
 	// Now returns the current time; tests replace it. Stored times are unix
 	// milliseconds, so sub-millisecond precision is dropped.
 	Now func() time.Time
@@ -69,7 +71,9 @@ func Open(ctx context.Context, path string, sealer *Sealer) (*DB, error) {
 	if err == nil {
 		var rq *sqlcdb.Queries
 		if rq, err = sqlcdb.Prepare(ctx, read); err == nil {
-			return &DB{write: write, read: read, wq: wq, rq: rq, sealer: sealer, Now: time.Now}, nil
+			db := &DB{write: write, read: read, wq: wq, rq: rq, sealer: sealer, Now: time.Now}
+			db.startBatcher()
+			return db, nil
 		}
 		wq.Close()
 	}
@@ -98,6 +102,7 @@ func dsn(path string, readOnly bool) string {
 
 // Close closes the prepared statements and both pools.
 func (db *DB) Close() error {
+	db.stopBatcher()
 	db.rq.Close() //nolint:errcheck // the pools' Close reports what matters
 	db.wq.Close() //nolint:errcheck
 	rerr := db.read.Close()

@@ -26,9 +26,9 @@ type StatusUpdate struct {
 }
 
 // RetryPolicy decides, inside ApplyStatus's transaction, whether a final
-// outcome of the attempt-th attempt of a contact of campaign c is retried,
-// and when the retry is due.
-type RetryPolicy func(c *Campaign, attempt int64, outcome string) (retry bool, due time.Time)
+// outcome of the attempt-th attempt of a contact is retried under the
+// campaign's retry configuration rc, and when the retry is due.
+type RetryPolicy func(rc RetryConfig, attempt int64, outcome string) (retry bool, due time.Time)
 
 // Applied tells what ApplyStatus did.
 type Applied struct {
@@ -51,8 +51,29 @@ type Applied struct {
 // with the outcome, updates the campaign's counters, and completes a running
 // campaign whose contacts are all final.
 func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy RetryPolicy) (Applied, error) {
+	if !u.Final {
+		// A non-final status (most webhooks) is one statement: its WHERE
+		// clause already skips a final or requeued attempt and a sequence
+		// going back, so it needs no read of the attempt first.
+		var answeredAt sql.NullInt64
+		if u.Answered {
+			answeredAt = sql.NullInt64{Int64: u.At.UnixMilli(), Valid: true}
+		}
+		var n int64
+		err := db.inBatch(ctx, func(q *sqlcdb.Queries) error {
+			var err error
+			n, err = q.NoteAttemptProgress(ctx, sqlcdb.NoteAttemptProgressParams{RawStatus: str(u.Raw),
+				AnsweredAt: answeredAt, AnsweredBy: str(u.AnsweredBy), Sequence: int64(u.Sequence),
+				ProviderCallID: str(u.ProviderCallID), ID: id, Sequence_2: int64(u.Sequence)})
+			return err
+		})
+		if err != nil {
+			return Applied{}, fmt.Errorf("note attempt progress: %w", err)
+		}
+		return Applied{Ignored: n == 0}, nil
+	}
 	var res Applied
-	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inBatch(ctx, func(q *sqlcdb.Queries) error {
 		r, err := q.GetAttempt(ctx, id)
 		if err != nil {
 			return notFound(err, "call attempt", id)
@@ -68,12 +89,6 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 		if u.Answered || u.Outcome == "answered" || u.Outcome == "voicemail" {
 			answeredAt = sql.NullInt64{Int64: at, Valid: true}
 		}
-		if !u.Final {
-			_, err := q.NoteAttemptProgress(ctx, sqlcdb.NoteAttemptProgressParams{RawStatus: str(u.Raw),
-				AnsweredAt: answeredAt, AnsweredBy: str(u.AnsweredBy), Sequence: int64(u.Sequence),
-				ProviderCallID: str(u.ProviderCallID), ID: id, Sequence_2: int64(u.Sequence)})
-			return err
-		}
 		res.Final, res.Outcome = true, u.Outcome
 		if _, err := q.FinishAttempt(ctx, sqlcdb.FinishAttemptParams{Outcome: str(u.Outcome), RawStatus: str(u.Raw),
 			AnsweredBy: str(u.AnsweredBy), Error: str(u.Error), EndedAt: sql.NullInt64{Int64: at, Valid: true},
@@ -81,19 +96,21 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 			CallerID: sql.NullString{}, ID: id}); err != nil {
 			return fmt.Errorf("finish attempt: %w", err)
 		}
-		cr, err := q.GetCampaignByID(ctx, r.CampaignID)
+		// Only the retry policy is needed here: one column, not the whole
+		// campaign row.
+		rcJSON, err := q.GetCampaignRetryConfig(ctx, r.CampaignID)
 		if err != nil {
 			return fmt.Errorf("campaign of attempt: %w", err)
 		}
-		c, err := campaignFromRow(sqlcdb.GetCampaignRow(cr))
-		if err != nil {
-			return err
+		var rc RetryConfig
+		if err := json.Unmarshal([]byte(rcJSON), &rc); err != nil {
+			return fmt.Errorf("campaign %d retry_config: %w", r.CampaignID, err)
 		}
 		lastCall := sql.NullInt64{Int64: at, Valid: true}
 		if r.StartedAt.Valid {
 			lastCall = r.StartedAt
 		}
-		if retry, due := policy(c, r.Attempt, u.Outcome); retry {
+		if retry, due := policy(rc, r.Attempt, u.Outcome); retry {
 			res.Retried = true
 			if _, err := q.InsertAttempt(ctx, sqlcdb.InsertAttemptParams{CampaignID: r.CampaignID, ContactID: r.ContactID,
 				ContactRow: r.ContactRow, Attempt: r.Attempt + 1, Priority: 0, DueAt: due.UnixMilli(),

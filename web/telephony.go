@@ -151,6 +151,9 @@ func (s *Server) updateTelephonyConfig(w http.ResponseWriter, r *http.Request, p
 	if err != nil {
 		return err
 	}
+	if s.dialer != nil {
+		s.dialer.ForgetConfig(id)
+	}
 	writeJSON(w, http.StatusOK, telephonyConfigDetail(c))
 	return nil
 }
@@ -162,6 +165,9 @@ func (s *Server) deleteTelephonyConfig(w http.ResponseWriter, r *http.Request, p
 	}
 	if err := s.db.DeleteTelephonyConfig(r.Context(), org, id); err != nil {
 		return err
+	}
+	if s.dialer != nil {
+		s.dialer.ForgetConfig(id)
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil

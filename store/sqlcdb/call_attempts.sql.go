@@ -17,7 +17,9 @@ WHERE id IN (
     WHERE q.campaign_id = ?2 AND q.state = 'queued' AND q.due_at <= ?1
       AND q.timezone IN (SELECT value FROM json_each(?3))
     ORDER BY q.priority, q.due_at, q.contact_row
-    LIMIT ?4)
+    -- An expression, not a bare parameter: SQLite re-prepares a statement
+    -- whose LIMIT is a bound parameter every time it is bound.
+    LIMIT CAST(?4 AS INTEGER))
 RETURNING id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds
 `
 
@@ -430,6 +432,26 @@ func (q *Queries) NoteAttemptProgress(ctx context.Context, arg NoteAttemptProgre
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const pickAndTouchCallerID = `-- name: PickAndTouchCallerID :one
+UPDATE phone_numbers SET last_used_at = ?1
+WHERE id = (SELECT p.id FROM phone_numbers p
+            WHERE p.telephony_configuration_id = ?2 AND p.is_active = 1
+            ORDER BY p.is_default_caller_id DESC, COALESCE(p.last_used_at, 0), p.id LIMIT 1)
+RETURNING address_normalized
+`
+
+type PickAndTouchCallerIDParams struct {
+	Now                      sql.NullInt64
+	TelephonyConfigurationID int64
+}
+
+func (q *Queries) PickAndTouchCallerID(ctx context.Context, arg PickAndTouchCallerIDParams) (string, error) {
+	row := q.queryRow(ctx, q.pickAndTouchCallerIDStmt, pickAndTouchCallerID, arg.Now, arg.TelephonyConfigurationID)
+	var address_normalized string
+	err := row.Scan(&address_normalized)
+	return address_normalized, err
 }
 
 const pickCallerID = `-- name: PickCallerID :one

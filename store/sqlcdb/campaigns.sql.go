@@ -267,6 +267,17 @@ func (q *Queries) GetCampaignByID(ctx context.Context, id int64) (GetCampaignByI
 	return i, err
 }
 
+const getCampaignRetryConfig = `-- name: GetCampaignRetryConfig :one
+SELECT retry_config FROM campaigns WHERE id = ?
+`
+
+func (q *Queries) GetCampaignRetryConfig(ctx context.Context, id int64) (string, error) {
+	row := q.queryRow(ctx, q.getCampaignRetryConfigStmt, getCampaignRetryConfig, id)
+	var retry_config string
+	err := row.Scan(&retry_config)
+	return retry_config, err
+}
+
 const insertCampaign = `-- name: InsertCampaign :one
 INSERT INTO campaigns (organization_id, name, workflow_id, workflow_name, workflow_definition,
                        telephony_configuration_id, config_name_at_create, source_type, source_id, default_country, retry_config,

@@ -99,6 +99,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getCampaignByIDStmt, err = db.PrepareContext(ctx, getCampaignByID); err != nil {
 		return nil, fmt.Errorf("error preparing query GetCampaignByID: %w", err)
 	}
+	if q.getCampaignRetryConfigStmt, err = db.PrepareContext(ctx, getCampaignRetryConfig); err != nil {
+		return nil, fmt.Errorf("error preparing query GetCampaignRetryConfig: %w", err)
+	}
 	if q.getContactStmt, err = db.PrepareContext(ctx, getContact); err != nil {
 		return nil, fmt.Errorf("error preparing query GetContact: %w", err)
 	}
@@ -182,6 +185,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.phoneAddressTakenStmt, err = db.PrepareContext(ctx, phoneAddressTaken); err != nil {
 		return nil, fmt.Errorf("error preparing query PhoneAddressTaken: %w", err)
+	}
+	if q.pickAndTouchCallerIDStmt, err = db.PrepareContext(ctx, pickAndTouchCallerID); err != nil {
+		return nil, fmt.Errorf("error preparing query PickAndTouchCallerID: %w", err)
 	}
 	if q.pickCallerIDStmt, err = db.PrepareContext(ctx, pickCallerID); err != nil {
 		return nil, fmt.Errorf("error preparing query PickCallerID: %w", err)
@@ -379,6 +385,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getCampaignByIDStmt: %w", cerr)
 		}
 	}
+	if q.getCampaignRetryConfigStmt != nil {
+		if cerr := q.getCampaignRetryConfigStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getCampaignRetryConfigStmt: %w", cerr)
+		}
+	}
 	if q.getContactStmt != nil {
 		if cerr := q.getContactStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getContactStmt: %w", cerr)
@@ -517,6 +528,11 @@ func (q *Queries) Close() error {
 	if q.phoneAddressTakenStmt != nil {
 		if cerr := q.phoneAddressTakenStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing phoneAddressTakenStmt: %w", cerr)
+		}
+	}
+	if q.pickAndTouchCallerIDStmt != nil {
+		if cerr := q.pickAndTouchCallerIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing pickAndTouchCallerIDStmt: %w", cerr)
 		}
 	}
 	if q.pickCallerIDStmt != nil {
@@ -693,6 +709,7 @@ type Queries struct {
 	getAttemptStmt                          *sql.Stmt
 	getCampaignStmt                         *sql.Stmt
 	getCampaignByIDStmt                     *sql.Stmt
+	getCampaignRetryConfigStmt              *sql.Stmt
 	getContactStmt                          *sql.Stmt
 	getDefaultOutboundConfigIDStmt          *sql.Stmt
 	getOrganizationByNameStmt               *sql.Stmt
@@ -721,6 +738,7 @@ type Queries struct {
 	noteAttemptProgressStmt                 *sql.Stmt
 	noteContactAttemptStmt                  *sql.Stmt
 	phoneAddressTakenStmt                   *sql.Stmt
+	pickAndTouchCallerIDStmt                *sql.Stmt
 	pickCallerIDStmt                        *sql.Stmt
 	queuedByTimezoneStmt                    *sql.Stmt
 	recentLogsStmt                          *sql.Stmt
@@ -774,6 +792,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getAttemptStmt:                          q.getAttemptStmt,
 		getCampaignStmt:                         q.getCampaignStmt,
 		getCampaignByIDStmt:                     q.getCampaignByIDStmt,
+		getCampaignRetryConfigStmt:              q.getCampaignRetryConfigStmt,
 		getContactStmt:                          q.getContactStmt,
 		getDefaultOutboundConfigIDStmt:          q.getDefaultOutboundConfigIDStmt,
 		getOrganizationByNameStmt:               q.getOrganizationByNameStmt,
@@ -802,6 +821,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		noteAttemptProgressStmt:                 q.noteAttemptProgressStmt,
 		noteContactAttemptStmt:                  q.noteContactAttemptStmt,
 		phoneAddressTakenStmt:                   q.phoneAddressTakenStmt,
+		pickAndTouchCallerIDStmt:                q.pickAndTouchCallerIDStmt,
 		pickCallerIDStmt:                        q.pickCallerIDStmt,
 		queuedByTimezoneStmt:                    q.queuedByTimezoneStmt,
 		recentLogsStmt:                          q.recentLogsStmt,

@@ -1,0 +1,448 @@
+// Command dialbench measures the dialer end to end, issue 5's "Measure": a
+// campaign of 20,000 contacts with max_concurrency 500 and
+// rate_limit_per_second 1000, run by the real binary through the real HTTP
+// path against the Twilio simulator over loopback, which answers every call
+// at once and posts its final status 50 ms later.
+//
+//	go run ./bench/dialbench
+//	go run ./bench/dialbench -cpuprofile /tmp/serve.pprof   # then: go tool pprof -top /tmp/outdial /tmp/serve.pprof
+//
+// It builds the binary (or takes -bin), creates an API key with it, starts
+// `outdial serve` as a subprocess on a fresh data directory with
+// OUTDIAL_TWILIO_API_URL pointing at the simulator (which runs in this
+// process), and sets the campaign up as a client would: a Twilio
+// configuration with the simulator's credentials, a caller id, a workflow,
+// a presigned upload of the contacts CSV, the campaign. Then it starts the
+// campaign and waits for it to complete.
+//
+// Reported: completed calls per second from the start request to the
+// campaign's completion (measured here, and from the campaign's own
+// started_at/completed_at), the simulator's peak number of calls in flight,
+// the service process's CPU time (utime + stime from /proc/<pid>/stat) per
+// 1,000 calls over the dialing phase only, and its peak RSS (VmHWM from
+// /proc/<pid>/status, the whole run including the campaign creation). The
+// simulator and this program share the machine's cores with the service;
+// their own CPU time is reported too. Linux only (/proc).
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/outdial/outdial/dialer/carrier/twiliosim"
+)
+
+// Targets of issue 5 on 2 cores.
+const (
+	targetCallsPerSecond = 900
+	targetCPUPer1000     = 1.0
+	targetRSSMB          = 150
+)
+
+func main() {
+	contacts := flag.Int("contacts", 20000, "contacts in the campaign")
+	concurrency := flag.Int("concurrency", 500, "campaign max_concurrency")
+	rate := flag.Float64("rate", 1000, "campaign rate_limit_per_second")
+	talk := flag.Duration("talk", 50*time.Millisecond, "time from the answer to the final status callback")
+	bin := flag.String("bin", "", "outdial binary to run (default: go build into a temporary directory)")
+	cpuprofile := flag.String("cpuprofile", "", "have the service write a CPU profile of its whole run to this file (serve --cpuprofile)")
+	keep := flag.Bool("keep", false, "keep the temporary directory (data, service log)")
+	flag.Parse()
+	log.SetFlags(0)
+
+	tmp, err := os.MkdirTemp("", "dialbench")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if *keep {
+		log.Printf("temporary directory: %s", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
+	if *bin == "" {
+		*bin = filepath.Join(tmp, "outdial")
+		t := time.Now()
+		cmd := exec.Command(goBinary(), "build", "-o", *bin, "github.com/outdial/outdial")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			log.Fatalf("go build: %v\n%s", err, out)
+		}
+		log.Printf("built %s in %.1f s", *bin, time.Since(t).Seconds())
+	}
+
+	sim := twiliosim.Start(twiliosim.Config{Script: func(twiliosim.CallInfo) twiliosim.Script {
+		return twiliosim.Script{Outcome: twiliosim.Human, TalkDuration: *talk}
+	}})
+	defer sim.Close()
+
+	env := []string{"OUTDIAL_TWILIO_API_URL=" + sim.URL()}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "OUTDIAL_") {
+			env = append(env, kv)
+		}
+	}
+	dataDir := filepath.Join(tmp, "data")
+	key := apiKey(*bin, dataDir, env)
+
+	addr := freeAddr()
+	args := []string{"serve", "--data", dataDir, "--addr", addr, "--log-level", "warn"}
+	if *cpuprofile != "" {
+		args = append(args, "--cpuprofile", *cpuprofile)
+	}
+	logPath := filepath.Join(tmp, "serve.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		log.Fatal(err)
+	}
+	serve := exec.Command(*bin, args...)
+	serve.Env, serve.Stdout, serve.Stderr = env, logFile, logFile
+	if err := serve.Start(); err != nil {
+		log.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- serve.Wait() }()
+	fail := func(format string, a ...any) {
+		_ = serve.Process.Kill()
+		b, _ := os.ReadFile(logPath)
+		log.Fatalf(format+"\nservice log:\n%s", append(a, tail(b, 4000))...)
+	}
+	c := &client{base: "http://" + addr, key: key, fail: fail}
+	waitHealthy(c, exited, fail)
+	pid := serve.Process.Pid
+
+	// Setup, as a client would do it.
+	setupStart := time.Now()
+	cfg := c.post("/api/v1/organizations/telephony-configs", map[string]any{
+		"name": "sim", "is_default_outbound": true,
+		"config": map[string]any{"provider": "twilio", "account_sid": sim.AccountSID(), "auth_token": sim.AuthToken()},
+	})
+	c.post(fmt.Sprintf("/api/v1/organizations/telephony-configs/%v/phone-numbers", cfg["id"]),
+		map[string]any{"address": "+14155550100", "is_default_caller_id": true})
+	wf := c.post("/api/v1/workflow", map[string]any{"name": "reminder", "workflow_definition": json.RawMessage(workflow)})
+	csv := contactsCSV(*contacts)
+	up := c.post("/api/v1/s3/presigned-upload-url", map[string]any{"file_name": "contacts.csv", "file_size": len(csv), "content_type": "text/csv"})
+	upload(up["upload_url"].(string), csv, fail)
+	createStart := time.Now()
+	camp := c.post("/api/v1/campaign", map[string]any{
+		"name": "bench", "workflow_id": wf["id"], "source_id": up["file_key"],
+		"max_concurrency": *concurrency, "rate_limit_per_second": *rate,
+	})
+	createTime := time.Since(createStart)
+	id := int64(camp["id"].(float64))
+	if int(camp["total_rows"].(float64)) != *contacts {
+		fail("campaign has %v contacts, want %d", camp["total_rows"], *contacts)
+	}
+	log.Printf("setup %.2f s (campaign create with %d contacts, %d KB CSV: %.2f s)",
+		time.Since(setupStart).Seconds(), *contacts, len(csv)>>10, createTime.Seconds())
+
+	// The dialing phase.
+	load0 := loadAvg()
+	runtime.GC()
+	cpu0 := procCPU(pid)
+	self0 := selfCPU()
+	busy0 := machineBusy()
+	sim.ResetPeak()
+	simStart := sim.Stats()
+	start := time.Now()
+	c.post(fmt.Sprintf("/api/v1/campaign/%d/start", id), nil)
+	var final map[string]any
+	var rssPeak int64
+	for {
+		time.Sleep(100 * time.Millisecond)
+		rssPeak = max(rssPeak, procStatusKB(pid, "VmRSS"))
+		final = c.get(fmt.Sprintf("/api/v1/campaign/%d", id))
+		if final["state"] != "running" {
+			break
+		}
+		if time.Since(start) > 10*time.Minute {
+			fail("campaign still running after 10 minutes: %v", final)
+		}
+	}
+	wall := time.Since(start)
+	cpu1 := procCPU(pid)
+	self1 := selfCPU()
+	busy1 := machineBusy()
+	hwm := procStatusKB(pid, "VmHWM")
+	st := sim.Stats()
+
+	if final["state"] != "completed" {
+		fail("campaign ended %v: %v", final["state"], final)
+	}
+	calls := int(final["executed_count"].(float64))
+	started, _ := time.Parse(time.RFC3339Nano, final["started_at"].(string))
+	completed, _ := time.Parse(time.RFC3339Nano, final["completed_at"].(string))
+	span := completed.Sub(started)
+	cpu := cpu1 - cpu0
+
+	// Stop the service cleanly (writes the CPU profile).
+	_ = serve.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		if err != nil {
+			log.Printf("serve exited with %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		_ = serve.Process.Kill()
+		log.Printf("serve did not stop within 15 s of SIGTERM")
+	}
+	logFile.Close()
+
+	rateWall := float64(calls) / wall.Seconds()
+	rateSpan := float64(calls) / span.Seconds()
+	cpuPer1000 := cpu.Seconds() / (float64(calls) / 1000)
+	rssMB := float64(max(hwm, rssPeak)) / 1024
+	fmt.Printf("machine: %d CPUs (GOMAXPROCS of this process %d), %s, %s/%s; load average before %s, after %s\n",
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH, load0, loadAvg())
+	fmt.Printf("campaign: %d contacts, max_concurrency %d, rate_limit_per_second %g, talk %v\n", *contacts, *concurrency, *rate, *talk)
+	fmt.Printf("result: %s, processed_rows %v, failed_rows %v, executed_count %d, simulator created %d calls (%d creates, %d 429s, %d callback errors)\n",
+		final["state"], final["processed_rows"], final["failed_rows"], calls, st.Created-simStart.Created,
+		st.CreateRequests-simStart.CreateRequests, st.RateLimited-simStart.RateLimited, st.CallbackErrors-simStart.CallbackErrors)
+	fmt.Printf("completed calls/s:           %7.0f  (start request to completion seen by polling every 100 ms: %.2f s)  target >= %d %s\n",
+		rateWall, wall.Seconds(), targetCallsPerSecond, verdict(rateWall >= targetCallsPerSecond))
+	fmt.Printf("completed calls/s (service): %7.0f  (campaign started_at to completed_at: %.3f s)\n", rateSpan, span.Seconds())
+	fmt.Printf("peak calls in flight:        %7d  (simulator)  target <= %d %s\n", st.PeakInFlight, *concurrency, verdict(st.PeakInFlight <= *concurrency))
+	fmt.Printf("service CPU per 1,000 calls: %7.3f s (%.2f CPU-s over the dialing phase, %.2f cores busy)  target <= %.1f %s\n",
+		cpuPer1000, cpu.Seconds(), cpu.Seconds()/wall.Seconds(), targetCPUPer1000, verdict(cpuPer1000 <= targetCPUPer1000))
+	fmt.Printf("service peak RSS:            %7.1f MB (VmHWM, whole run; VmRSS peak sampled while dialing %.1f MB)  target < %d %s\n",
+		rssMB, float64(rssPeak)/1024, targetRSSMB, verdict(rssMB < targetRSSMB))
+	fmt.Printf("load generator (simulator + this program) CPU: %.2f s (%.3f s per 1,000 calls)\n",
+		(self1 - self0).Seconds(), (self1-self0).Seconds()/(float64(calls)/1000))
+	other := (busy1 - busy0) - cpu - (self1 - self0)
+	fmt.Printf("other processes on the machine: %.2f CPU-s during the dialing phase (%.2f cores; the machine has %d)\n",
+		other.Seconds(), other.Seconds()/wall.Seconds(), runtime.NumCPU())
+	if *cpuprofile != "" {
+		fmt.Printf("CPU profile: go tool pprof -top %s %s\n", *bin, *cpuprofile)
+	}
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "MISSED"
+}
+
+// workflow is a valid workflow: a start node with a greeting, an end node,
+// one edge.
+const workflow = `{"nodes":[` +
+	`{"id":"start","type":"startCall","position":{"x":0,"y":0},"data":{"name":"Greeting","prompt":"You are calling {{first_name}} {{last_name}}.","greeting":"Hello {{first_name}}, this is a reminder."}},` +
+	`{"id":"bye","type":"endCall","position":{"x":200,"y":0},"data":{"name":"Goodbye","prompt":"Say goodbye."}}],` +
+	`"edges":[{"id":"e1","source":"start","target":"bye","data":{"label":"Done","condition":"The reminder was delivered"}}]}`
+
+// contactsCSV returns a contacts file of n rows with distinct valid US
+// numbers (eight area codes, exchange 555) and three more columns.
+func contactsCSV(n int) []byte {
+	areas := []string{"415", "212", "312", "646", "718", "305", "617", "202"}
+	first := []string{"Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Margaret", "Kenneth"}
+	last := []string{"Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Hamilton", "Thompson"}
+	city := []string{"London", "New York", "Paris", "Berlin", "Mumbai", "Sydney", "Sao Paulo", "San Francisco"}
+	var b bytes.Buffer
+	b.WriteString("phone_number,first_name,last_name,city\n")
+	for i := range n {
+		fmt.Fprintf(&b, "+1%s555%04d,%s,%s,%s\n", areas[i%len(areas)], (i/len(areas))%10000, first[i%8], last[(i/8)%8], city[(i/64)%8])
+	}
+	return b.Bytes()
+}
+
+func goBinary() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
+}
+
+func freeAddr() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func apiKey(bin, dir string, env []string) string {
+	cmd := exec.Command(bin, "apikey", "create", "--data", dir, "--org", "bench")
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		log.Fatalf("apikey create: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return lines[len(lines)-1]
+}
+
+func waitHealthy(c *client, exited <-chan error, fail func(string, ...any)) {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if res, err := http.Get(c.base + "/api/v1/health"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case err := <-exited:
+			fail("serve exited: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	fail("serve did not answer health within 30 s")
+}
+
+// client calls the API with an API key; any answer but 200 is fatal.
+type client struct {
+	base, key string
+	fail      func(string, ...any)
+}
+
+func (c *client) do(method, path string, body any) map[string]any {
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			c.fail("%v", err)
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(context.Background(), method, c.base+path, r)
+	if err != nil {
+		c.fail("%v", err)
+	}
+	req.Header.Set("X-API-Key", c.key)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.fail("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != http.StatusOK {
+		c.fail("%s %s: status %d, %v: %s", method, path, res.StatusCode, err, tail(b, 2000))
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		c.fail("%s %s: %v", method, path, err)
+	}
+	return m
+}
+
+func (c *client) post(path string, body any) map[string]any { return c.do(http.MethodPost, path, body) }
+func (c *client) get(path string) map[string]any            { return c.do(http.MethodGet, path, nil) }
+
+func upload(url string, body []byte, fail func(string, ...any)) {
+	req, err := http.NewRequest(http.MethodPut, url, bytes.NewReader(body))
+	if err != nil {
+		fail("%v", err)
+	}
+	req.Header.Set("Content-Type", "text/csv")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fail("upload: %v", err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(res.Body)
+		fail("upload: status %d: %s", res.StatusCode, b)
+	}
+}
+
+// clockTicks is the unit of /proc/<pid>/stat times (sysconf(_SC_CLK_TCK)).
+var clockTicks = func() float64 {
+	if out, err := exec.Command("getconf", "CLK_TCK").Output(); err == nil {
+		if n, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 100
+}()
+
+// procCPU returns the user + system CPU time process pid has used.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		log.Fatalf("read /proc/%d/stat: %v (dialbench needs Linux)", pid, err)
+	}
+	// The command name may hold spaces: the fields start after its ')'.
+	i := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[i+1:]))
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return time.Duration((utime + stime) / clockTicks * float64(time.Second))
+}
+
+// procStatusKB returns a kB field of /proc/<pid>/status (VmRSS, VmHWM).
+func procStatusKB(pid int, field string) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		log.Fatalf("read /proc/%d/status: %v", pid, err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	log.Fatalf("/proc/%d/status has no %s", pid, field)
+	return 0
+}
+
+// machineBusy returns the CPU time all CPUs spent busy (user, nice,
+// system, irq, softirq, steal) from /proc/stat.
+func machineBusy() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	var ticks float64
+	for _, i := range []int{1, 2, 3, 6, 7, 8} {
+		if i < len(f) {
+			v, _ := strconv.ParseFloat(f[i], 64)
+			ticks += v
+		}
+	}
+	return time.Duration(ticks / clockTicks * float64(time.Second))
+}
+
+// selfCPU returns this process's user + system CPU time.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// loadAvg returns the 1-minute load average (other work on the machine
+// slows the run down).
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Fields(string(b))[0]
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}

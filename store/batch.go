@@ -1,0 +1,149 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/outdial/outdial/store/sqlcdb"
+)
+
+// Group commit. The dialer's small writes (claims, placements, every status
+// webhook) come from many goroutines at once. Each in its own transaction,
+// they queue for the single writer connection, and every one pays a BEGIN,
+// a COMMIT, the WAL frames of pages the previous one just wrote, and a
+// hand-over of the connection to the next goroutine, which may not be
+// scheduled for a while on a busy machine. Instead one goroutine takes what
+// is queued (up to maxBatch operations), runs it in one transaction and
+// commits once; every caller still returns only after its write is
+// committed.
+
+// A batch takes at most maxBatch operations; one of fewer than lingerBelow
+// waits up to linger for more.
+const (
+	maxBatch    = 256
+	lingerBelow = 16
+	linger      = 300 * time.Microsecond
+)
+
+type batchOp struct {
+	ctx  context.Context
+	fn   func(q *sqlcdb.Queries) error
+	done chan error
+}
+
+type batcher struct {
+	mu     sync.RWMutex // guards closed and sends on ops
+	closed bool
+	ops    chan batchOp
+	exited chan struct{}
+}
+
+var errClosed = errors.New("database is closed")
+
+func (db *DB) startBatcher() {
+	db.b = &batcher{ops: make(chan batchOp, 1024), exited: make(chan struct{})}
+	go func() {
+		defer close(db.b.exited)
+		for op := range db.b.ops {
+			batch := []batchOp{op}
+		drain:
+			for len(batch) < maxBatch {
+				select {
+				case op, ok := <-db.b.ops:
+					if !ok {
+						break drain
+					}
+					batch = append(batch, op)
+				default:
+					break drain
+				}
+			}
+			if len(batch) < lingerBelow {
+				// More writes are usually on their way: a short wait makes
+				// the batch, and so the commit's share, larger.
+				t := time.NewTimer(linger)
+			wait:
+				for len(batch) < maxBatch {
+					select {
+					case op, ok := <-db.b.ops:
+						if !ok {
+							break wait
+						}
+						batch = append(batch, op)
+					case <-t.C:
+						break wait
+					}
+				}
+				t.Stop()
+			}
+			db.runBatch(batch)
+		}
+	}()
+}
+
+// stopBatcher runs what is queued and stops the batcher; later inBatch
+// calls fail. Safe to call more than once.
+func (db *DB) stopBatcher() {
+	db.b.mu.Lock()
+	if !db.b.closed {
+		db.b.closed = true
+		close(db.b.ops)
+	}
+	db.b.mu.Unlock()
+	<-db.b.exited
+}
+
+func (db *DB) runBatch(batch []batchOp) {
+	live := batch[:0:0]
+	for _, op := range batch {
+		if err := op.ctx.Err(); err != nil {
+			op.done <- err
+			continue
+		}
+		live = append(live, op)
+	}
+	if len(live) > 1 {
+		err := db.inTx(context.Background(), func(q *sqlcdb.Queries) error {
+			for _, op := range live {
+				if err := op.fn(q); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err == nil {
+			for _, op := range live {
+				op.done <- nil
+			}
+			return
+		}
+	}
+	// Alone, or the batch failed (rolled back): each operation in its own
+	// transaction, so each gets its own result.
+	for _, op := range live {
+		op.done <- db.inTx(op.ctx, op.fn)
+	}
+}
+
+// inBatch runs fn in a write transaction shared with other small
+// operations and returns once it is committed. fn may run twice (again
+// alone after the shared transaction was rolled back), so it must act only
+// through q and set its results from scratch on every run.
+func (db *DB) inBatch(ctx context.Context, fn func(q *sqlcdb.Queries) error) error {
+	op := batchOp{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	db.b.mu.RLock()
+	if db.b.closed {
+		db.b.mu.RUnlock()
+		return errClosed
+	}
+	select {
+	case db.b.ops <- op:
+	case <-ctx.Done():
+		db.b.mu.RUnlock()
+		return ctx.Err()
+	}
+	db.b.mu.RUnlock()
+	return <-op.done
+}
