@@ -32,7 +32,15 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 		return
 	}
 	if err != nil {
-		e.initiationFailed(book, r, a, "telephony configuration unusable: "+err.Error())
+		// No carrier can be built for the configuration (a provider without
+		// dialing support, unreadable credentials): no attempt could
+		// succeed, so the campaign fails (an unrecoverable error) instead of
+		// failing every contact. The attempt goes back to the queue untouched.
+		e.requeue(book, r, a, a.DueAt)
+		if failed, ferr := e.db.FailCampaign(book, c.ID, "the telephony configuration cannot place calls: "+err.Error(),
+			map[string]any{"telephony_configuration_id": c.TelephonyConfigurationID}); ferr == nil && failed {
+			r.halt()
+		}
 		return
 	}
 	now := e.now()
