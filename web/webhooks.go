@@ -36,20 +36,39 @@ func webhookErr(err error) error {
 	return err
 }
 
-// telephonyStatus takes a provider's call-status webhook.
-func (s *Server) telephonyStatus(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+// webhookCall is a provider request for one attempt, not yet verified: its id,
+// the provider named in the path, its token and the request itself.
+type webhookCall struct {
+	provider  string
+	attemptID int64
+	token     string
+	hook      carrier.Webhook
+}
+
+// readWebhook parses what every provider webhook carries; a service without
+// a dialer answers 503.
+func (s *Server) readWebhook(r *http.Request, ps httprouter.Params) (webhookCall, error) {
 	id, err := pathID(ps, "attempt_id")
 	if err != nil {
-		return err
+		return webhookCall{}, err
 	}
 	if s.dialer == nil {
-		return errStatus(http.StatusServiceUnavailable, "the dialer is not running")
+		return webhookCall{}, errStatus(http.StatusServiceUnavailable, "the dialer is not running")
 	}
 	hook, err := s.webhook(r)
 	if err != nil {
+		return webhookCall{}, err
+	}
+	return webhookCall{provider: ps.ByName("provider"), attemptID: id, token: r.URL.Query().Get("t"), hook: hook}, nil
+}
+
+// telephonyStatus takes a provider's call-status webhook.
+func (s *Server) telephonyStatus(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	c, err := s.readWebhook(r, ps)
+	if err != nil {
 		return err
 	}
-	if err := s.dialer.HandleStatus(r.Context(), ps.ByName("provider"), id, r.URL.Query().Get("t"), hook); err != nil {
+	if err := s.dialer.HandleStatus(r.Context(), c.provider, c.attemptID, c.token, c.hook); err != nil {
 		return webhookErr(err)
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -59,18 +78,11 @@ func (s *Server) telephonyStatus(w http.ResponseWriter, r *http.Request, ps http
 // telephonyAnswer answers a provider's question of what to do with an
 // answered call.
 func (s *Server) telephonyAnswer(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	id, err := pathID(ps, "attempt_id")
+	c, err := s.readWebhook(r, ps)
 	if err != nil {
 		return err
 	}
-	if s.dialer == nil {
-		return errStatus(http.StatusServiceUnavailable, "the dialer is not running")
-	}
-	hook, err := s.webhook(r)
-	if err != nil {
-		return err
-	}
-	ct, body, err := s.dialer.Answer(r.Context(), ps.ByName("provider"), id, r.URL.Query().Get("t"), hook)
+	ct, body, err := s.dialer.Answer(r.Context(), c.provider, c.attemptID, c.token, c.hook)
 	if err != nil {
 		return webhookErr(err)
 	}
