@@ -45,7 +45,8 @@ type harness struct {
 	t     *testing.T
 	db    *store.DB
 	eng   *dialer.Engine
-	sim   *twiliosim.Server
+	sim   *twiliosim.Server // the Twilio simulator of newHarness, else nil
+	prov  providerSim
 	srv   *httptest.Server
 	clock *clock
 	opts  harnessOptions
@@ -90,7 +91,45 @@ const greetingWorkflow = `{"nodes":[
  {"id":"e","type":"endCall","data":{"name":"End","prompt":"Say goodbye"}}],
  "edges":[{"id":"e1","source":"s","target":"e","data":{"label":"done","condition":"the call is over"}}]}`
 
+// providerSim is a provider simulator the harness's campaigns dial through.
+type providerSim interface {
+	// Provider is the carrier name (carrier.Plivo, ...).
+	Provider() string
+	// BaseURL is the API base URL the engine's carrier.Options get for
+	// Provider ("" when the credentials carry it, as ARI's ari_endpoint).
+	BaseURL() string
+	// Credentials are the telephony configuration's stored credentials.
+	Credentials() map[string]any
+	Close()
+}
+
+// twilioSim adapts twiliosim to providerSim.
+type twilioSim struct {
+	*twiliosim.Server
+	machineDetection bool
+}
+
+func (s twilioSim) Provider() string            { return carrier.Twilio }
+func (s twilioSim) BaseURL() string             { return s.URL() }
+func (s twilioSim) Credentials() map[string]any { return s.Server.Credentials(s.machineDetection) }
+
+// newHarness is a harness dialing through a Twilio simulator started with
+// simCfg.
 func newHarness(t *testing.T, simCfg twiliosim.Config, opts ...harnessOption) *harness {
+	t.Helper()
+	var o harnessOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	sim := twiliosim.Start(simCfg)
+	h := newProviderHarness(t, twilioSim{Server: sim, machineDetection: o.machineDetection}, opts...)
+	h.sim = sim
+	return h
+}
+
+// newProviderHarness is a harness dialing through p, which it closes at the
+// end of the test. The configuration has caller id +14155550100.
+func newProviderHarness(t *testing.T, p providerSim, opts ...harnessOption) *harness {
 	t.Helper()
 	ctx := context.Background()
 	sealer, err := store.NewSealer(make([]byte, store.KeySize))
@@ -101,8 +140,7 @@ func newHarness(t *testing.T, simCfg twiliosim.Config, opts ...harnessOption) *h
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim := twiliosim.Start(simCfg)
-	h := &harness{t: t, db: db, sim: sim, clock: &clock{}}
+	h := &harness{t: t, db: db, prov: p, clock: &clock{}}
 	for _, o := range opts {
 		o(&h.opts)
 	}
@@ -120,7 +158,7 @@ func newHarness(t *testing.T, simCfg twiliosim.Config, opts ...harnessOption) *h
 		h.cancel()
 		h.eng.Stop()
 		h.srv.Close()
-		sim.Close()
+		p.Close()
 		db.Close()
 	})
 	k, _, err := db.CreateAPIKey(ctx, "acme", "test")
@@ -128,8 +166,8 @@ func newHarness(t *testing.T, simCfg twiliosim.Config, opts ...harnessOption) *h
 		t.Fatal(err)
 	}
 	h.org = k.OrganizationID
-	cfg, err := db.CreateTelephonyConfig(ctx, h.org, store.TelephonyConfig{Name: "twilio", Provider: carrier.Twilio,
-		IsDefaultOutbound: true, Credentials: sim.Credentials(h.opts.machineDetection)})
+	cfg, err := db.CreateTelephonyConfig(ctx, h.org, store.TelephonyConfig{Name: p.Provider(), Provider: p.Provider(),
+		IsDefaultOutbound: true, Credentials: p.Credentials()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +192,7 @@ func (h *harness) startEngine() {
 	h.cancel = cancel
 	h.eng = dialer.New(dialer.Config{DB: h.db, PublicURL: h.public, TokenKey: []byte("test-token-key"),
 		MaxCallSeconds: h.opts.maxCallSeconds,
-		Carriers:       carrier.Options{BaseURLs: map[string]string{carrier.Twilio: h.sim.URL()}, HTTPClient: h.opts.client},
+		Carriers:       carrier.Options{BaseURLs: map[string]string{h.prov.Provider(): h.prov.BaseURL()}, HTTPClient: h.opts.client},
 		Now:            h.clock.Now})
 	var api http.Handler = web.New(web.Config{DB: h.db, Dialer: h.eng, PublicURL: h.public})
 	h.handler.Store(&api)
@@ -259,7 +297,9 @@ func (h *harness) waitState(id int64, state string) *store.Campaign {
 			for _, a := range list {
 				h.t.Logf("attempt %d contact_row %d #%d state %s outcome %v due %v", a.ID, a.ContactRow, a.Attempt, a.State, deref(a.Outcome), a.DueAt.Sub(h.clock.Now()))
 			}
-			h.t.Logf("sim stats %+v", h.sim.Stats())
+			if h.sim != nil {
+				h.t.Logf("sim stats %+v", h.sim.Stats())
+			}
 			h.t.Fatalf("campaign %d is %s (processed %d/%d), want %s", id, c.State, c.ProcessedRows, c.TotalRows, state)
 		}
 		time.Sleep(5 * time.Millisecond)

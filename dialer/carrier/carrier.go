@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -42,6 +43,10 @@ type Call struct {
 	RingTimeout time.Duration
 	// TimeLimit bounds the whole call once answered.
 	TimeLimit time.Duration
+	// Answer is what to do once the call is answered, filled in only for
+	// carriers that implement DialAnswerer (Telnyx passes stream_url when it
+	// dials); nil otherwise.
+	Answer *Answer
 }
 
 // Placed is the provider's answer to a successful Place.
@@ -71,6 +76,29 @@ type Status struct {
 	// Sequence orders events of one call when the provider numbers them; 0
 	// when it does not.
 	Sequence int
+	// RequestID is the id Place returned when the event carries it beside a
+	// different ProviderCallID: Plivo and Vobiz answer a call request with a
+	// request_uuid and name the call by its CallUUID in callbacks. The dialer
+	// accepts the event for the attempt placed as RequestID and from then on
+	// knows the call as ProviderCallID.
+	RequestID string
+	// NeedsAnswer: the call was answered and the provider waits for
+	// instructions over its REST API (Telnyx call.answered); the dialer builds
+	// the Answer and calls the carrier's Answerer.Answered.
+	NeedsAnswer bool
+	// HangUp: the answer's instructions are done (Telnyx call.speak.ended)
+	// and the dialer hangs the call up.
+	HangUp bool
+}
+
+// IsMachine reports whether a Status.AnsweredBy verdict is not a person.
+// Carriers normalise their provider's machine verdicts to values starting
+// with "machine" (Twilio machine_start, Telnyx and Vonage "machine", Plivo
+// Machine=true as "machine") or to "fax"; an answered call whose attempt
+// carries such a verdict ends as voicemail, even when the verdict came in an
+// earlier event than the final one.
+func IsMachine(answeredBy string) bool {
+	return strings.HasPrefix(answeredBy, "machine") || answeredBy == "fax"
 }
 
 // Answer is what the answer markup needs (API.md 6).
@@ -120,6 +148,47 @@ type Carrier interface {
 	// VerifyAnswer verifies an answer webhook's authenticity and returns
 	// the machine-detection verdict it carries, if any.
 	VerifyAnswer(w Webhook) (answeredBy string, err error)
+}
+
+// DialAnswerer is implemented by carriers that need the Answer when they
+// place the call (Call.Answer): Telnyx gives the agent's stream_url in the
+// dial request itself.
+type DialAnswerer interface {
+	AnswerAtDial() bool
+}
+
+// Answerer is implemented by carriers whose provider takes the answer's
+// instructions as REST commands rather than as markup (Telnyx): the dialer
+// calls Answered when a status with NeedsAnswer arrives.
+type Answerer interface {
+	Answered(ctx context.Context, providerCallID string, a Answer) error
+}
+
+// EventSink receives what an EventSource reads from its provider's event
+// stream. The engine implements it.
+type EventSink interface {
+	// Status applies a status of the call of attempt attemptID.
+	Status(ctx context.Context, attemptID int64, st Status)
+	// Answer returns what to do with the answered call of attempt
+	// attemptID.
+	Answer(ctx context.Context, attemptID int64) (Answer, error)
+}
+
+// EventSource is implemented by carriers whose status events come over a
+// connection the service keeps open (ARI's events websocket) instead of
+// webhooks. The engine runs Events once per carrier (one per telephony
+// configuration) until ctx ends; Events reconnects by itself.
+type EventSource interface {
+	Events(ctx context.Context, sink EventSink)
+}
+
+// CallIDDeriver is implemented by carriers whose call id is chosen by us
+// from the attempt id (ARI's channelId). After a crash an attempt left
+// dialing is looked up by CallID instead of ending unknown blindly: a call
+// the provider still has is followed, one it does not have ends unknown and
+// is never placed again.
+type CallIDDeriver interface {
+	CallID(attemptID int64) string
 }
 
 // ErrForged is returned (wrapped) for a webhook whose signature does not
@@ -209,8 +278,20 @@ func New(provider string, creds map[string]any, opts Options) (Carrier, error) {
 	switch provider {
 	case Twilio:
 		return newTwilio(creds, opts), nil
+	case ARI:
+		return newARI(creds, opts)
+	case Cloudonix:
+		return newCloudonix(creds, opts)
+	case Plivo:
+		return newPlivo(creds, opts)
+	case Telnyx:
+		return newTelnyx(creds, opts)
+	case Vobiz:
+		return newVobiz(creds, opts)
+	case Vonage:
+		return newVonage(creds, opts)
 	}
-	return nil, fmt.Errorf("provider %q: dialing is not supported yet", provider)
+	return nil, fmt.Errorf("provider %q is not supported", provider)
 }
 
 func credString(creds map[string]any, name string) string {
