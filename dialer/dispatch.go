@@ -64,6 +64,9 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 		RingTimeout: RingTimeout,
 		TimeLimit:   time.Duration(e.cfg.MaxCallSeconds) * time.Second,
 	}
+	if da, ok := car.(carrier.DialAnswerer); ok && da.AnswerAtDial() {
+		call.Answer = e.answerAtDial(ctx, c.ID, a)
+	}
 	e.live.add(a)
 	placed, sent, err := r.place(ctx, car, call)
 	if !sent {
@@ -103,6 +106,22 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 	default:
 		e.initiationFailed(ctx, r, a, err.Error())
 	}
+}
+
+// answerAtDial builds the answer of attempt a for a carrier that needs it
+// in the dial request (carrier.DialAnswerer); nil when it cannot be built,
+// and the call is placed without it.
+func (e *Engine) answerAtDial(ctx context.Context, campaignID int64, a *store.Attempt) *carrier.Answer {
+	ci, err := e.campaignInfo(ctx, campaignID)
+	if err != nil {
+		return nil
+	}
+	ans, err := e.answerFor(ctx, ci, a)
+	if err != nil {
+		e.log.Warn("dialer: answer at dial", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
+		return nil
+	}
+	return &ans
 }
 
 // place asks the provider to place call unless the runner is halted (sent

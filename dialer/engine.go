@@ -67,6 +67,7 @@ type Engine struct {
 	live     liveAttempts          // see liveAttempts
 	watches  map[int64]*time.Timer // deadline wake-ups of campaigns without a runner
 	wg       sync.WaitGroup
+	events   sync.WaitGroup // event streams of EventSource carriers
 	stopped  bool
 	agg      aggregator
 
@@ -96,6 +97,9 @@ type cachedCarrier struct {
 	checked time.Time // when updated was last compared with the database (wall clock)
 	c       carrier.Carrier
 	spec    carrier.Spec
+	// stop ends the carrier's event stream (EventSource carriers), nil
+	// when it has none.
+	stop context.CancelFunc
 }
 
 // carrierRecheck is how long a cached carrier is used without reading its
@@ -154,8 +158,14 @@ func (e *Engine) Stop() {
 	for _, t := range e.watches {
 		t.Stop()
 	}
+	for _, cc := range e.carriers {
+		if cc.stop != nil {
+			cc.stop()
+		}
+	}
 	e.mu.Unlock()
 	e.wg.Wait()
+	e.events.Wait()
 }
 
 // watchDeadline wakes campaign id at the earliest deadline of its calls in
@@ -345,8 +355,18 @@ func (e *Engine) carrierFor(ctx context.Context, orgID, configID int64) (carrier
 	}
 	spec, _ := carrier.Lookup(cfg.Provider)
 	e.mu.Lock()
-	e.carriers[configID] = cachedCarrier{updated: cfg.UpdatedAt, checked: wall, c: c, spec: spec}
-	e.mu.Unlock()
+	defer e.mu.Unlock()
+	if cur, ok := e.carriers[configID]; ok && cur.updated.Equal(cfg.UpdatedAt) {
+		// Another caller built the same version meanwhile: keep one
+		// carrier (and one event stream) per configuration.
+		return cur.c, cur.spec, nil
+	}
+	if cur, ok := e.carriers[configID]; ok && cur.stop != nil {
+		cur.stop()
+	}
+	cc = cachedCarrier{updated: cfg.UpdatedAt, checked: wall, c: c, spec: spec}
+	cc.stop = e.startEventsLocked(configID, c)
+	e.carriers[configID] = cc
 	return c, spec, nil
 }
 
@@ -368,6 +388,9 @@ func (e *Engine) limiter(configID int64) *providerLimiter {
 // change applies to the next call and webhook.
 func (e *Engine) ForgetConfig(configID int64) {
 	e.mu.Lock()
+	if cur, ok := e.carriers[configID]; ok && cur.stop != nil {
+		cur.stop()
+	}
 	delete(e.carriers, configID)
 	e.mu.Unlock()
 }
@@ -405,12 +428,18 @@ func (l *liveAttempts) placed(id int64, providerCallID, callerID string) {
 	l.mu.Unlock()
 }
 
-// progressed notes that a status of sequence seq was applied.
-func (l *liveAttempts) progressed(id int64, seq int) {
+// progressed notes that a status of sequence seq was applied, and the
+// provider call id that replaced the request id, if any (Status.RequestID).
+func (l *liveAttempts) progressed(id int64, seq int, st carrier.Status) {
 	l.mu.Lock()
-	if a := l.m[id]; a != nil && int64(seq) > a.Sequence {
+	if a := l.m[id]; a != nil {
 		c := *a
-		c.Sequence = int64(seq)
+		if int64(seq) > c.Sequence {
+			c.Sequence = int64(seq)
+		}
+		if st.RequestID != "" && st.ProviderCallID != "" && c.ProviderCallID != nil && *c.ProviderCallID == st.RequestID {
+			c.ProviderCallID = &st.ProviderCallID
+		}
 		l.m[id] = &c
 	}
 	l.mu.Unlock()

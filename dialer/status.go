@@ -47,11 +47,11 @@ func (e *Engine) apply(ctx context.Context, attemptID int64, st carrier.Status, 
 	// Held until the campaign's active count is settled; see countMu.
 	e.countMu.RLock()
 	res, err := e.db.ApplyStatus(ctx, attemptID, store.StatusUpdate{
-		At: now, Raw: st.Raw, ProviderCallID: st.ProviderCallID, Answered: st.Answered, AnsweredBy: st.AnsweredBy,
+		At: now, Raw: st.Raw, ProviderCallID: st.ProviderCallID, RequestID: st.RequestID, Answered: st.Answered, AnsweredBy: st.AnsweredBy,
 		Sequence: st.Sequence, Final: st.Final, Outcome: st.Outcome, DurationSeconds: st.DurationSeconds, Error: errText,
 	}, e.retryPolicy)
 	if err == nil && !res.Ignored && !res.Final {
-		e.live.progressed(attemptID, st.Sequence)
+		e.live.progressed(attemptID, st.Sequence, st)
 	}
 	if err != nil || res.Ignored || !res.Final {
 		e.countMu.RUnlock()
@@ -147,7 +147,7 @@ func (e *Engine) webhookTarget(ctx context.Context, provider string, attemptID i
 // token or signature is ErrForbidden and changes nothing; duplicates and
 // late non-final events are accepted and ignored.
 func (e *Engine) HandleStatus(ctx context.Context, provider string, attemptID int64, token string, w carrier.Webhook) error {
-	a, _, car, err := e.webhookTarget(ctx, provider, attemptID, token)
+	a, c, car, err := e.webhookTarget(ctx, provider, attemptID, token)
 	if err != nil {
 		return err
 	}
@@ -158,11 +158,48 @@ func (e *Engine) HandleStatus(ctx context.Context, provider string, attemptID in
 	if err != nil {
 		return fmt.Errorf("parse status: %w", err)
 	}
-	if st.ProviderCallID != "" && a.ProviderCallID != nil && *a.ProviderCallID != st.ProviderCallID {
+	if st.ProviderCallID != "" && a.ProviderCallID != nil && *a.ProviderCallID != st.ProviderCallID &&
+		(st.RequestID == "" || *a.ProviderCallID != st.RequestID) {
 		return ErrForbidden // a signed event of another call sent to this attempt's URL
 	}
-	_, err = e.apply(ctx, attemptID, st, "")
-	return err
+	res, err := e.apply(ctx, attemptID, st, "")
+	if err != nil || res.Ignored {
+		return err
+	}
+	callID := st.ProviderCallID
+	if callID == "" && a.ProviderCallID != nil {
+		callID = *a.ProviderCallID
+	}
+	switch {
+	case st.NeedsAnswer && !res.Final:
+		e.answerByCommand(ctx, car, c, a, callID)
+	case st.HangUp && !res.Final:
+		if err := car.HangUp(ctx, callID); err != nil {
+			e.log.Warn("dialer: hang up after the answer", slog.Int64("attempt_id", attemptID), slog.String("error", err.Error()))
+		}
+	}
+	return nil
+}
+
+// answerByCommand gives the provider the answer of an answered call as REST
+// commands (carrier.Answerer, Telnyx). When that fails the call is hung up
+// rather than left silent until the callee gives up.
+func (e *Engine) answerByCommand(ctx context.Context, car carrier.Carrier, c *campaignInfo, a *store.Attempt, callID string) {
+	ans, ok := car.(carrier.Answerer)
+	if !ok || callID == "" {
+		return
+	}
+	answer, err := e.answerFor(ctx, c, a)
+	if err == nil {
+		err = ans.Answered(ctx, callID, answer)
+	}
+	if err == nil {
+		return
+	}
+	e.log.Warn("dialer: answer the call", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
+	if err := car.HangUp(ctx, callID); err != nil {
+		e.log.Warn("dialer: hang up an unanswerable call", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
+	}
 }
 
 // Answer verifies an answer webhook and returns the markup that tells the
@@ -242,6 +279,9 @@ func (e *Engine) reconcileAtStart(ctx context.Context) error {
 			return err
 		}
 		if a.State == store.AttemptDialing && a.ProviderCallID == nil {
+			if e.followDerived(ctx, c, a) {
+				continue
+			}
 			e.finish(ctx, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeUnknown, Raw: "interrupted"},
 				"the service stopped while the call was being placed; not placed again")
 			continue
@@ -264,4 +304,40 @@ func (e *Engine) reconcileAtStart(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// followDerived looks up, with its provider, an attempt left dialing whose
+// call id is derived from the attempt id (carrier.CallIDDeriver, ARI): a
+// call the provider has is recorded in flight and followed (true); a final
+// answer is applied (true). When the provider has no such call or cannot be
+// asked, it returns false and the attempt ends unknown; it is never placed
+// again (Asterisk would dial a destroyed channel's id again).
+func (e *Engine) followDerived(ctx context.Context, c *store.Campaign, a *store.Attempt) bool {
+	car, _, err := e.carrierFor(ctx, c.OrganizationID, c.TelephonyConfigurationID)
+	if err != nil {
+		return false
+	}
+	d, ok := car.(carrier.CallIDDeriver)
+	if !ok {
+		return false
+	}
+	id := d.CallID(a.ID)
+	st, err := car.Query(ctx, id)
+	if err != nil {
+		return false
+	}
+	if st.Final {
+		st.ProviderCallID = id
+		e.finish(ctx, a.ID, st, "the service stopped while the call was being placed; not placed again")
+		return true
+	}
+	deadline := e.now().Add(RingTimeout + time.Duration(e.cfg.MaxCallSeconds)*time.Second)
+	if _, err := e.db.MarkPlaced(ctx, a.ID, c.ID, id, "", deadline); err != nil {
+		e.log.Error("dialer: mark placed", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
+		return false
+	}
+	if st.Answered {
+		e.finish(ctx, a.ID, st, "")
+	}
+	return true
 }

@@ -39,15 +39,20 @@ SELECT * FROM call_attempts WHERE id = ?;
 
 -- name: FinishAttempt :execrows
 UPDATE call_attempts
-SET state = 'done', outcome = ?, raw_status = ?, answered_by = COALESCE(?, answered_by), error = ?,
-    ended_at = ?, duration_seconds = ?, answered_at = COALESCE(answered_at, ?), caller_id = COALESCE(caller_id, ?)
-WHERE id = ? AND state != 'done';
+SET state = 'done', outcome = @outcome, raw_status = @raw_status, answered_by = COALESCE(@answered_by, answered_by),
+    error = @error, ended_at = @ended_at, duration_seconds = @duration_seconds,
+    answered_at = COALESCE(answered_at, @answered_at), caller_id = COALESCE(caller_id, @caller_id),
+    provider_call_id = CASE WHEN provider_call_id IS NULL OR provider_call_id = @replaces
+        THEN COALESCE(@provider_call_id, provider_call_id) ELSE provider_call_id END
+WHERE id = @id AND state != 'done';
 
 -- name: NoteAttemptProgress :execrows
 UPDATE call_attempts
-SET raw_status = ?, answered_at = COALESCE(answered_at, ?), answered_by = COALESCE(?, answered_by),
-    sequence = ?, provider_call_id = COALESCE(provider_call_id, ?)
-WHERE id = ? AND state IN ('dialing', 'in_flight') AND sequence <= ?;
+SET raw_status = @raw_status, answered_at = COALESCE(answered_at, @answered_at),
+    answered_by = COALESCE(@answered_by, answered_by), sequence = @sequence,
+    provider_call_id = CASE WHEN provider_call_id IS NULL OR provider_call_id = @replaces
+        THEN COALESCE(@provider_call_id, provider_call_id) ELSE provider_call_id END
+WHERE id = @id AND state IN ('dialing', 'in_flight') AND sequence <= @sequence;
 
 -- name: UnfinishedAttempts :many
 SELECT * FROM call_attempts WHERE state IN ('dialing', 'in_flight') ORDER BY id;

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/outdial/outdial/store/sqlcdb"
@@ -15,9 +16,13 @@ type StatusUpdate struct {
 	At             time.Time
 	Raw            string
 	ProviderCallID string
-	Answered       bool
-	AnsweredBy     string
-	Sequence       int
+	// RequestID, when set, is the provider call id the attempt may have been
+	// recorded with until now (Plivo's request_uuid); it is replaced by
+	// ProviderCallID.
+	RequestID  string
+	Answered   bool
+	AnsweredBy string
+	Sequence   int
 	// Final statuses end the attempt with Outcome.
 	Final           bool
 	Outcome         string
@@ -64,7 +69,7 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 			var err error
 			n, err = q.NoteAttemptProgress(ctx, sqlcdb.NoteAttemptProgressParams{RawStatus: str(u.Raw),
 				AnsweredAt: answeredAt, AnsweredBy: str(u.AnsweredBy), Sequence: int64(u.Sequence),
-				ProviderCallID: str(u.ProviderCallID), ID: id, Sequence_2: int64(u.Sequence)})
+				Replaces: str(u.RequestID), ProviderCallID: str(u.ProviderCallID), ID: id})
 			return err
 		})
 		if err != nil {
@@ -89,11 +94,20 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 		if u.Answered || u.Outcome == "answered" || u.Outcome == "voicemail" {
 			answeredAt = sql.NullInt64{Int64: at, Valid: true}
 		}
+		answeredBy := u.AnsweredBy
+		if answeredBy == "" && r.AnsweredBy.Valid {
+			answeredBy = r.AnsweredBy.String
+		}
+		if u.Outcome == "answered" && machineVerdict(answeredBy) {
+			// The machine verdict came in an earlier event (Telnyx, Vonage,
+			// Plivo report it apart from the hang-up).
+			u.Outcome = "voicemail"
+		}
 		res.Final, res.Outcome = true, u.Outcome
 		if _, err := q.FinishAttempt(ctx, sqlcdb.FinishAttemptParams{Outcome: str(u.Outcome), RawStatus: str(u.Raw),
 			AnsweredBy: str(u.AnsweredBy), Error: str(u.Error), EndedAt: sql.NullInt64{Int64: at, Valid: true},
 			DurationSeconds: sql.NullInt64{Int64: int64(u.DurationSeconds), Valid: true}, AnsweredAt: answeredAt,
-			CallerID: sql.NullString{}, ID: id}); err != nil {
+			CallerID: sql.NullString{}, Replaces: str(u.RequestID), ProviderCallID: str(u.ProviderCallID), ID: id}); err != nil {
 			return fmt.Errorf("finish attempt: %w", err)
 		}
 		// Only the retry policy is needed here: one column, not the whole
@@ -125,7 +139,7 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 		}
 		if _, err := q.FinalizeContact(ctx, sqlcdb.FinalizeContactParams{Outcome: str(u.Outcome), Attempts: r.Attempt,
 			LastCallAt: lastCall, DurationSeconds: sql.NullInt64{Int64: int64(u.DurationSeconds), Valid: true},
-			AnsweredBy: str(u.AnsweredBy), ID: r.ContactID}); err != nil {
+			AnsweredBy: str(answeredBy), ID: r.ContactID}); err != nil {
 			return fmt.Errorf("finalize contact: %w", err)
 		}
 		var failed int64
@@ -139,6 +153,13 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 		return err
 	})
 	return res, err
+}
+
+// machineVerdict reports whether an attempt's answered_by is not a person:
+// carriers store machine verdicts as values starting with "machine" or as
+// "fax" (carrier.IsMachine states the convention).
+func machineVerdict(answeredBy string) bool {
+	return strings.HasPrefix(answeredBy, "machine") || answeredBy == "fax"
 }
 
 // completeIfDone completes a running campaign whose contacts are all final,

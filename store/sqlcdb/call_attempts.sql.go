@@ -160,9 +160,12 @@ func (q *Queries) ExpiredAttempts(ctx context.Context, arg ExpiredAttemptsParams
 
 const finishAttempt = `-- name: FinishAttempt :execrows
 UPDATE call_attempts
-SET state = 'done', outcome = ?, raw_status = ?, answered_by = COALESCE(?, answered_by), error = ?,
-    ended_at = ?, duration_seconds = ?, answered_at = COALESCE(answered_at, ?), caller_id = COALESCE(caller_id, ?)
-WHERE id = ? AND state != 'done'
+SET state = 'done', outcome = ?1, raw_status = ?2, answered_by = COALESCE(?3, answered_by),
+    error = ?4, ended_at = ?5, duration_seconds = ?6,
+    answered_at = COALESCE(answered_at, ?7), caller_id = COALESCE(caller_id, ?8),
+    provider_call_id = CASE WHEN provider_call_id IS NULL OR provider_call_id = ?9
+        THEN COALESCE(?10, provider_call_id) ELSE provider_call_id END
+WHERE id = ?11 AND state != 'done'
 `
 
 type FinishAttemptParams struct {
@@ -174,6 +177,8 @@ type FinishAttemptParams struct {
 	DurationSeconds sql.NullInt64
 	AnsweredAt      sql.NullInt64
 	CallerID        sql.NullString
+	Replaces        sql.NullString
+	ProviderCallID  sql.NullString
 	ID              int64
 }
 
@@ -187,6 +192,8 @@ func (q *Queries) FinishAttempt(ctx context.Context, arg FinishAttemptParams) (i
 		arg.DurationSeconds,
 		arg.AnsweredAt,
 		arg.CallerID,
+		arg.Replaces,
+		arg.ProviderCallID,
 		arg.ID,
 	)
 	if err != nil {
@@ -403,9 +410,11 @@ func (q *Queries) MinDeadline(ctx context.Context, campaignID int64) (int64, err
 
 const noteAttemptProgress = `-- name: NoteAttemptProgress :execrows
 UPDATE call_attempts
-SET raw_status = ?, answered_at = COALESCE(answered_at, ?), answered_by = COALESCE(?, answered_by),
-    sequence = ?, provider_call_id = COALESCE(provider_call_id, ?)
-WHERE id = ? AND state IN ('dialing', 'in_flight') AND sequence <= ?
+SET raw_status = ?1, answered_at = COALESCE(answered_at, ?2),
+    answered_by = COALESCE(?3, answered_by), sequence = ?4,
+    provider_call_id = CASE WHEN provider_call_id IS NULL OR provider_call_id = ?5
+        THEN COALESCE(?6, provider_call_id) ELSE provider_call_id END
+WHERE id = ?7 AND state IN ('dialing', 'in_flight') AND sequence <= ?4
 `
 
 type NoteAttemptProgressParams struct {
@@ -413,9 +422,9 @@ type NoteAttemptProgressParams struct {
 	AnsweredAt     sql.NullInt64
 	AnsweredBy     sql.NullString
 	Sequence       int64
+	Replaces       sql.NullString
 	ProviderCallID sql.NullString
 	ID             int64
-	Sequence_2     int64
 }
 
 func (q *Queries) NoteAttemptProgress(ctx context.Context, arg NoteAttemptProgressParams) (int64, error) {
@@ -424,9 +433,9 @@ func (q *Queries) NoteAttemptProgress(ctx context.Context, arg NoteAttemptProgre
 		arg.AnsweredAt,
 		arg.AnsweredBy,
 		arg.Sequence,
+		arg.Replaces,
 		arg.ProviderCallID,
 		arg.ID,
-		arg.Sequence_2,
 	)
 	if err != nil {
 		return 0, err
