@@ -27,14 +27,20 @@ var providerURLEnv = map[string]string{
 func buildDialer(f *pflag.FlagSet, db *store.DB, sealer *store.Sealer, public *url.URL, log *slog.Logger) *dialer.Engine {
 	agentURL, _ := f.GetString("agent-url")
 	maxCall, _ := f.GetInt64("max-call-seconds")
+	return dialer.New(dialer.Config{
+		DB: db, Log: log, PublicURL: public.String(), TokenKey: sealer.Derive("webhook-token"),
+		AgentURL: agentURL, MaxCallSeconds: int(maxCall), Carriers: carrierOptions(),
+	})
+}
+
+// carrierOptions are the provider options of the dialer and of the API's
+// application provisioning: the OUTDIAL_*_API_URL base URLs.
+func carrierOptions() carrier.Options {
 	base := map[string]string{}
 	for provider, env := range providerURLEnv {
 		if v := os.Getenv(env); v != "" {
 			base[provider] = v
 		}
 	}
-	return dialer.New(dialer.Config{
-		DB: db, Log: log, PublicURL: public.String(), TokenKey: sealer.Derive("webhook-token"),
-		AgentURL: agentURL, MaxCallSeconds: int(maxCall), Carriers: carrier.Options{BaseURLs: base},
-	})
+	return carrier.Options{BaseURLs: base}
 }

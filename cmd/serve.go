@@ -121,7 +121,8 @@ func runServe(c *cobra.Command, _ []string) error {
 		return err
 	}
 	engine := buildDialer(f, db, sealer, public, log)
-	cfg := web.Config{DB: db, Log: log, Version: Version, MaxUploadBytes: maxUpload, Dialer: engine, PublicURL: public.String()}
+	cfg := web.Config{DB: db, Log: log, Version: Version, MaxUploadBytes: maxUpload, Dialer: engine, PublicURL: public.String(),
+		Carriers: carrierOptions()}
 	objs.webConfig(&cfg)
 	srv := &http.Server{
 		Handler:           web.New(cfg),

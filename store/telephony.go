@@ -270,3 +270,18 @@ func (db *DB) TelephonyConfigVersion(ctx context.Context, orgID, id int64) (time
 	}
 	return fromMS(ms), nil
 }
+
+// CheckTelephonyConfigName returns ECONFLICT when name is used in
+// organization orgID by a configuration other than exceptID (0: any). The
+// API checks it before creating a provider application, so a duplicate
+// name creates nothing at the provider; the write re-checks it.
+func (db *DB) CheckTelephonyConfigName(ctx context.Context, orgID int64, name string, exceptID int64) error {
+	taken, err := db.rq.TelephonyConfigNameTaken(ctx, sqlcdb.TelephonyConfigNameTakenParams{OrganizationID: orgID, Name: name, ID: exceptID})
+	if err != nil {
+		return fmt.Errorf("check name: %w", err)
+	}
+	if taken > 0 {
+		return nameConflict(name)
+	}
+	return nil
+}

@@ -52,4 +52,7 @@ func (s *Server) registerRoutes() {
 	s.public(http.MethodPost, "/api/v1/telephony/:provider/answer/:attempt_id", s.telephonyAnswer)
 	s.public(http.MethodGet, "/api/v1/telephony/:provider/answer/:attempt_id", s.telephonyAnswer)
 	s.public(http.MethodPost, "/api/v1/telephony/:provider/status/:attempt_id", s.telephonyStatus)
+	s.public(http.MethodPost, "/api/v1/telephony/:provider/answer", s.applicationAnswer)
+	s.public(http.MethodGet, "/api/v1/telephony/:provider/answer", s.applicationAnswer)
+	s.public(http.MethodPost, "/api/v1/telephony/:provider/status", s.applicationStatus)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/outdial/outdial/dialer"
+	"github.com/outdial/outdial/dialer/carrier"
 	"github.com/outdial/outdial/store"
 )
 
@@ -38,6 +39,9 @@ type Config struct {
 	// PublicURL is the base URL providers reach the service at; webhook
 	// signatures are checked over it.
 	PublicURL string
+	// Carriers are the provider options (API base URLs) auto-created
+	// provider applications are made with.
+	Carriers carrier.Options
 }
 
 // Server serves the Outdial API. Build it with New; it is an http.Handler.
@@ -49,6 +53,7 @@ type Server struct {
 	objPrefix string
 	dialer    *dialer.Engine
 	publicURL string
+	carriers  carrier.Options
 	log       *slog.Logger
 	version   string
 	router    *httprouter.Router
@@ -66,7 +71,7 @@ type Route struct {
 func New(cfg Config) *Server {
 	s := &Server{db: cfg.DB, log: cfg.Log, version: cfg.Version, uploads: cfg.Uploads,
 		maxUpload: cfg.MaxUploadBytes, objects: cfg.Objects, objPrefix: cfg.ObjectsPrefix,
-		dialer: cfg.Dialer, publicURL: strings.TrimRight(cfg.PublicURL, "/")}
+		dialer: cfg.Dialer, publicURL: strings.TrimRight(cfg.PublicURL, "/"), carriers: cfg.Carriers}
 	if s.maxUpload <= 0 {
 		s.maxUpload = DefaultMaxUploadBytes
 	}

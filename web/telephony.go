@@ -67,6 +67,15 @@ func (s *Server) createTelephonyConfig(w http.ResponseWriter, r *http.Request, _
 	if err := p.Err(); err != nil {
 		return err
 	}
+	if carrier.ApplicationField(provider) != "" {
+		// A duplicate name must not create an application at the provider.
+		if err := s.db.CheckTelephonyConfigName(r.Context(), org, name, 0); err != nil {
+			return err
+		}
+		if err := s.provision(r.Context(), r, org, name, provider, creds); err != nil {
+			return err
+		}
+	}
 	c, err := s.db.CreateTelephonyConfig(r.Context(), org, store.TelephonyConfig{
 		Name: name, Provider: provider, IsDefaultOutbound: isDefault, Credentials: creds,
 	})
@@ -134,11 +143,20 @@ func (s *Server) updateTelephonyConfig(w http.ResponseWriter, r *http.Request, p
 	if err := joinProblems(idErr, p.Err()); err != nil {
 		return err
 	}
+	created, err := s.provisionOnUpdate(r, org, id, name, hasName, cf, hasConfig)
+	if err != nil {
+		return err
+	}
 	c, err := s.db.UpdateTelephonyConfig(r.Context(), org, id, func(c *store.TelephonyConfig) error {
 		var p Problems
 		if hasConfig {
 			cf.p = &p
 			c.Credentials = mergeCredentials(configFields(cf), c.Provider, c.Credentials)
+			for k, v := range created {
+				if s, _ := c.Credentials[k].(string); s == "" {
+					c.Credentials[k] = v
+				}
+			}
 		}
 		if hasName {
 			c.Name = name
@@ -156,6 +174,41 @@ func (s *Server) updateTelephonyConfig(w http.ResponseWriter, r *http.Request, p
 	}
 	writeJSON(w, http.StatusOK, telephonyConfigDetail(c))
 	return nil
+}
+
+// provisionOnUpdate creates the provider application of an update whose
+// config leaves the application field empty (API.md 2.3), before the
+// update's transaction: the provider request must not hold the database's
+// writer. It returns the created field and id (nil when nothing was
+// created); invalid input is left to the update to report.
+func (s *Server) provisionOnUpdate(r *http.Request, org, id int64, name string, hasName bool, cf fields, hasConfig bool) (store.Credentials, error) {
+	if !hasConfig {
+		return nil, nil
+	}
+	c, err := s.db.GetTelephonyConfig(r.Context(), org, id)
+	if err != nil || carrier.ApplicationField(c.Provider) == "" {
+		return nil, nil // the update reports a missing configuration itself
+	}
+	var p Problems
+	probe := cf
+	probe.p = &p
+	merged := mergeCredentials(configFields(probe), c.Provider, c.Credentials)
+	if len(p) > 0 {
+		return nil, nil // the update answers these problems
+	}
+	if !hasName {
+		name = c.Name
+	}
+	field := carrier.ApplicationField(c.Provider)
+	if err := s.provision(r.Context(), r, org, name, c.Provider, merged); err != nil {
+		return nil, err
+	}
+	if v, _ := merged[field].(string); v != "" {
+		if old, _ := c.Credentials[field].(string); old != v {
+			return store.Credentials{field: v}, nil
+		}
+	}
+	return nil, nil
 }
 
 func (s *Server) deleteTelephonyConfig(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error {
