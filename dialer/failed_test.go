@@ -2,17 +2,25 @@ package dialer_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
+	"github.com/outdial/outdial/dialer/carrier"
 	"github.com/outdial/outdial/dialer/carrier/twiliosim"
 	"github.com/outdial/outdial/store"
 )
 
-// A campaign whose configuration no carrier can dial through fails with
+// A campaign whose configuration no carrier can dial through (credentials
+// that cannot be opened, a provider this build does not know) fails with
 // campaign_failed instead of failing each of its contacts.
 func TestCampaignFailsWhenNoCarrier(t *testing.T) {
-	h := newHarness(t, twiliosim.Config{})
+	h := newHarness(t, twiliosim.Config{}, withNewCarrier(func(provider string, creds map[string]any, opts carrier.Options) (carrier.Carrier, error) {
+		if provider == carrier.Plivo {
+			return nil, errors.New("plivo: credentials cannot be read")
+		}
+		return carrier.New(provider, creds, opts)
+	}))
 	ctx := context.Background()
 	cfg, err := h.db.CreateTelephonyConfig(ctx, h.org, store.TelephonyConfig{Name: "plivo", Provider: "plivo",
 		Credentials: store.Credentials{"auth_id": "MA123", "auth_token": "secret-token", "application_id": "", "machine_detection": false}})

@@ -64,6 +64,7 @@ type harnessOptions struct {
 	machineDetection bool
 	maxCallSeconds   int
 	client           *http.Client
+	newCarrier       func(provider string, creds map[string]any, opts carrier.Options) (carrier.Carrier, error)
 }
 
 // harnessOption changes harnessOptions.
@@ -79,6 +80,11 @@ func withMachineDetection() harnessOption {
 // final status RingTimeout + n seconds after it was placed is reconciled.
 func withMaxCallSeconds(n int) harnessOption {
 	return func(o *harnessOptions) { o.maxCallSeconds = n }
+}
+
+// withNewCarrier makes the engine build its carriers with f.
+func withNewCarrier(f func(provider string, creds map[string]any, opts carrier.Options) (carrier.Carrier, error)) harnessOption {
+	return func(o *harnessOptions) { o.newCarrier = f }
 }
 
 // withProviderClient makes the engine send its provider requests with c.
@@ -191,9 +197,9 @@ func (h *harness) startEngine() {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	h.eng = dialer.New(dialer.Config{DB: h.db, PublicURL: h.public, TokenKey: []byte("test-token-key"),
-		MaxCallSeconds: h.opts.maxCallSeconds,
-		Carriers:       carrier.Options{BaseURLs: map[string]string{h.prov.Provider(): h.prov.BaseURL()}, HTTPClient: h.opts.client},
-		Now:            h.clock.Now})
+		MaxCallSeconds: h.opts.maxCallSeconds, NewCarrier: h.opts.newCarrier,
+		Carriers: carrier.Options{BaseURLs: map[string]string{h.prov.Provider(): h.prov.BaseURL()}, HTTPClient: h.opts.client},
+		Now:      h.clock.Now})
 	var api http.Handler = web.New(web.Config{DB: h.db, Dialer: h.eng, PublicURL: h.public})
 	h.handler.Store(&api)
 	if err := h.eng.Start(ctx); err != nil {

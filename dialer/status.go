@@ -16,6 +16,9 @@ var (
 	// ErrForbidden: bad token, bad signature, or an attempt that does not
 	// belong to the provider in the URL. Answered 403; nothing changes.
 	ErrForbidden = errors.New("forbidden")
+	// ErrMalformed: an authentic (or unsigned) webhook whose payload the
+	// carrier cannot read. Answered 400; nothing changes.
+	ErrMalformed = errors.New("malformed webhook")
 )
 
 // retryPolicy is API.md 4.5: busy / no_answer / voicemail are retried when
@@ -156,7 +159,7 @@ func (e *Engine) HandleStatus(ctx context.Context, provider string, attemptID in
 		return ErrForbidden
 	}
 	if err != nil {
-		return fmt.Errorf("parse status: %w", err)
+		return fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	if st.ProviderCallID != "" && a.ProviderCallID != nil && *a.ProviderCallID != st.ProviderCallID &&
 		(st.RequestID == "" || *a.ProviderCallID != st.RequestID) {
@@ -214,7 +217,7 @@ func (e *Engine) Answer(ctx context.Context, provider string, attemptID int64, t
 		return "", nil, ErrForbidden
 	}
 	if err != nil {
-		return "", nil, fmt.Errorf("verify answer: %w", err)
+		return "", nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	if _, err := e.apply(ctx, attemptID, carrier.Status{Raw: "answered", Answered: true, AnsweredBy: answeredBy, Sequence: int(a.Sequence)}, ""); err != nil {
 		return "", nil, err

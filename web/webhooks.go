@@ -33,6 +33,9 @@ func webhookErr(err error) error {
 	if errors.Is(err, dialer.ErrForbidden) {
 		return errStatus(http.StatusForbidden, "Forbidden")
 	}
+	if errors.Is(err, dialer.ErrMalformed) {
+		return errStatus(http.StatusBadRequest, "the webhook's payload cannot be read")
+	}
 	return err
 }
 
