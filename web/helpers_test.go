@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/outdial/outdial/dialer/carrier"
 	"github.com/outdial/outdial/store"
 	"github.com/outdial/outdial/web"
 )
@@ -56,6 +58,11 @@ type testEnv struct {
 	srv    *httptest.Server
 	logs   *lockedBuffer
 
+	// carriers are the provider options of the router: by default every
+	// provider's API is a closed local port (no test reaches a real
+	// provider); provisioning tests point them at simulators.
+	carriers carrier.Options
+
 	keyA, keyB string // API keys of organizations "org-a" and "org-b"
 	orgA, orgB int64
 
@@ -84,7 +91,7 @@ func (b *lockedBuffer) String() string {
 
 func newEnv(t *testing.T) *testEnv {
 	t.Helper()
-	e := &testEnv{t: t, dir: t.TempDir(), logs: &lockedBuffer{}}
+	e := &testEnv{t: t, dir: t.TempDir(), logs: &lockedBuffer{}, carriers: unreachableCarriers()}
 	e.dbPath = filepath.Join(e.dir, "outdial.db")
 	e.secret = make([]byte, store.KeySize)
 	if _, err := rand.Read(e.secret); err != nil {
@@ -130,7 +137,7 @@ func (e *testEnv) start() {
 	}
 	e.db = db
 	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e.srv = httptest.NewServer(web.New(web.Config{DB: db, Log: log, Version: testVersion}))
+	e.srv = httptest.NewServer(web.New(web.Config{DB: db, Log: log, Version: testVersion, Carriers: e.carriers}))
 }
 
 // stop closes the server, then the database.
@@ -499,15 +506,15 @@ func validConfig(provider string) map[string]any {
 	case "ari":
 		m = map[string]any{"ari_endpoint": "http://pbx.example:8088", "app_name": "outdial", "app_password": ariPassword}
 	case "cloudonix":
-		m = map[string]any{"bearer_token": cloudonixToken, "domain_id": "example.cloudonix.net"}
+		m = map[string]any{"bearer_token": cloudonixToken, "domain_id": "example.cloudonix.net", "application_name": "outdial-app"}
 	case "plivo":
-		m = map[string]any{"auth_id": "MAPLIVO000001", "auth_token": plivoToken}
+		m = map[string]any{"auth_id": "MAPLIVO000001", "auth_token": plivoToken, "application_id": "31415926535897"}
 	case "telnyx":
-		m = map[string]any{"api_key": telnyxKey, "webhook_public_key": telnyxPublicKey}
+		m = map[string]any{"api_key": telnyxKey, "webhook_public_key": telnyxPublicKey, "connection_id": "1684641123236054244"}
 	case "twilio":
 		m = map[string]any{"account_sid": "AC0000000000000001", "auth_token": twilioToken}
 	case "vobiz":
-		m = map[string]any{"auth_id": "MAVOBIZ000001", "auth_token": vobizToken}
+		m = map[string]any{"auth_id": "MAVOBIZ000001", "auth_token": vobizToken, "application_id": "27182818284590"}
 	case "vonage":
 		m = map[string]any{"api_key": "vonage-key-1", "api_secret": vonageSecret, "application_id": "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee",
 			"private_key": rsaPEM, "signature_secret": vonageSignature}
@@ -538,20 +545,36 @@ func wantCredentials(provider string) map[string]any {
 		return map[string]any{"ari_endpoint": "http://pbx.example:8088", "app_name": "outdial", "app_password": mask(ariPassword),
 			"ws_client_name": "", "dial_template": "PJSIP/{number}"}
 	case "cloudonix":
-		return map[string]any{"bearer_token": mask(cloudonixToken), "domain_id": "example.cloudonix.net", "application_name": ""}
+		return map[string]any{"bearer_token": mask(cloudonixToken), "domain_id": "example.cloudonix.net", "application_name": "outdial-app"}
 	case "plivo":
-		return map[string]any{"auth_id": "MAPLIVO000001", "auth_token": mask(plivoToken), "application_id": "", "machine_detection": false}
+		return map[string]any{"auth_id": "MAPLIVO000001", "auth_token": mask(plivoToken), "application_id": "31415926535897", "machine_detection": false}
 	case "telnyx":
-		return map[string]any{"api_key": mask(telnyxKey), "connection_id": "", "webhook_public_key": telnyxPublicKey, "machine_detection": false}
+		return map[string]any{"api_key": mask(telnyxKey), "connection_id": "1684641123236054244", "webhook_public_key": telnyxPublicKey, "machine_detection": false}
 	case "twilio":
 		return map[string]any{"account_sid": "AC0000000000000001", "auth_token": mask(twilioToken), "machine_detection": false}
 	case "vobiz":
-		return map[string]any{"auth_id": "MAVOBIZ000001", "auth_token": mask(vobizToken), "application_id": ""}
+		return map[string]any{"auth_id": "MAVOBIZ000001", "auth_token": mask(vobizToken), "application_id": "27182818284590"}
 	case "vonage":
 		return map[string]any{"api_key": "vonage-key-1", "api_secret": mask(vonageSecret), "application_id": "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee",
 			"private_key": mask(rsaPEM), "signature_secret": mask(vonageSignature), "machine_detection": false}
 	}
 	panic("unknown provider " + provider)
+}
+
+// unreachableCarriers points every provider's API at a local port nothing
+// listens on.
+func unreachableCarriers() carrier.Options {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	addr := "http://" + ln.Addr().String()
+	ln.Close()
+	base := map[string]string{}
+	for _, p := range carrier.Names() {
+		base[p] = addr
+	}
+	return carrier.Options{BaseURLs: base}
 }
 
 // configBody is a create body.

@@ -2,6 +2,8 @@ package web
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"strconv"
@@ -24,7 +26,7 @@ func (s *Server) provision(ctx context.Context, r *http.Request, org int64, name
 	}
 	base := s.publicBase(r)
 	t := carrier.Target{
-		Name:      "outdial-" + strconv.FormatInt(org, 10) + "-" + name,
+		Name:      applicationName(org, name),
 		AnswerURL: base + "/api/v1/telephony/" + provider + "/answer",
 		StatusURL: base + "/api/v1/telephony/" + provider + "/status",
 	}
@@ -44,6 +46,16 @@ func (s *Server) provision(ctx context.Context, r *http.Request, org int64, name
 		creds[field] = value
 	}
 	return nil
+}
+
+// applicationName names an auto-created application after the organization
+// and configuration, with a random suffix: providers keep application names
+// unique, and an update that replaces the application must not collide
+// with the one it replaces.
+func applicationName(org int64, name string) string {
+	var b [4]byte
+	rand.Read(b[:]) //nolint:errcheck // crypto/rand never fails
+	return "outdial-" + strconv.FormatInt(org, 10) + "-" + name + "-" + hex.EncodeToString(b[:])
 }
 
 // maskedInput is a stored credential as a 422 may echo it.

@@ -103,12 +103,12 @@ func TestUpdateNullClearsOptional(t *testing.T) {
 	}{
 		{"ari", map[string]any{"ws_client_name": "media", "dial_template": "Local/{number}@from-internal"},
 			map[string]any{"ws_client_name": "", "dial_template": "PJSIP/{number}"}},
-		{"cloudonix", map[string]any{"application_name": "app"}, map[string]any{"application_name": ""}},
-		{"plivo", map[string]any{"application_id": "a1", "machine_detection": true}, map[string]any{"application_id": "", "machine_detection": false}},
-		{"telnyx", map[string]any{"connection_id": "c1", "webhook_public_key": telnyxPublicKey, "machine_detection": true},
-			map[string]any{"connection_id": "", "webhook_public_key": nil, "machine_detection": false}},
+		// An application field set to null creates a new application at
+		// the provider (provision_test.go), so it is not cleared here.
+		{"plivo", map[string]any{"machine_detection": true}, map[string]any{"machine_detection": false}},
+		{"telnyx", map[string]any{"webhook_public_key": telnyxPublicKey, "machine_detection": true},
+			map[string]any{"webhook_public_key": nil, "machine_detection": false}},
 		{"twilio", map[string]any{"machine_detection": true}, map[string]any{"machine_detection": false}},
-		{"vobiz", map[string]any{"application_id": "a2"}, map[string]any{"application_id": ""}},
 		{"vonage", map[string]any{"signature_secret": vonageSignature, "machine_detection": true},
 			map[string]any{"signature_secret": nil, "machine_detection": false}},
 	}

@@ -73,7 +73,13 @@ func provisionUnreachable(err error) *ProvisionError {
 	if errors.As(err, &pe) {
 		return pe
 	}
-	return &ProvisionError{Status: http.StatusBadGateway, Message: "the provider could not be reached: " + err.Error()}
+	// The innermost cause ("connection refused", a timeout): the request's
+	// URL and method add nothing for the client.
+	cause := err
+	for u := errors.Unwrap(cause); u != nil; u = errors.Unwrap(cause) {
+		cause = u
+	}
+	return &ProvisionError{Status: http.StatusBadGateway, Message: "the provider could not be reached: " + cause.Error()}
 }
 
 // provisioner creates a provider's application from a configuration's
