@@ -31,11 +31,19 @@ func (h *harness) waitFor(what string, cond func() bool) {
 	deadline := time.Now().Add(waitTimeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			h.t.Logf("sim stats %+v", h.sim.Stats())
-			h.t.Fatalf("timed out waiting for %s", what)
+			h.t.Fatalf("timed out waiting for %s (%s)", what, h.simStats())
 		}
 		time.Sleep(3 * time.Millisecond)
 	}
+}
+
+// simStats describes the Twilio simulator's counters, when the harness has
+// one.
+func (h *harness) simStats() string {
+	if h.sim == nil {
+		return h.prov.Provider() + " simulator"
+	}
+	return fmt.Sprintf("sim stats %+v", h.sim.Stats())
 }
 
 // waitSim blocks until cond holds for the simulator's counters.
@@ -55,7 +63,7 @@ func (h *harness) steady(what string, cond func() bool) {
 	h.t.Helper()
 	for i := 0; i < 20; i++ {
 		if !cond() {
-			h.t.Fatalf("%s no longer holds (sim stats %+v)", what, h.sim.Stats())
+			h.t.Fatalf("%s no longer holds (%s)", what, h.simStats())
 		}
 		time.Sleep(3 * time.Millisecond)
 	}

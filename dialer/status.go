@@ -252,15 +252,25 @@ func (r *runner) expire(ctx context.Context, now time.Time) {
 // final; otherwise (or when the provider cannot say) the attempt ends
 // unknown.
 func (e *Engine) reconcile(ctx context.Context, c *store.Campaign, a *store.Attempt, why string) {
+	var car carrier.Carrier
 	if a.ProviderCallID != nil && *a.ProviderCallID != "" {
-		if car, _, err := e.carrierFor(ctx, c.OrganizationID, c.TelephonyConfigurationID); err == nil {
-			if st, err := car.Query(ctx, *a.ProviderCallID); err == nil && st.Final {
-				e.finish(ctx, a.ID, st, "")
-				return
-			}
+		car, _, _ = e.carrierFor(ctx, c.OrganizationID, c.TelephonyConfigurationID)
+	}
+	if car != nil {
+		if st, err := car.Query(ctx, *a.ProviderCallID); err == nil && st.Final {
+			e.finish(ctx, a.ID, st, "")
+			return
 		}
 	}
 	e.finish(ctx, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeUnknown, Raw: "unknown"}, why)
+	if car != nil {
+		// The call may still be queued, ringing or up at the provider
+		// (a Plivo request still queued rings later): it is ended, so no
+		// call outlives its attempt.
+		if err := car.HangUp(ctx, *a.ProviderCallID); err != nil {
+			e.log.Warn("dialer: hang up a call past its deadline", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
+		}
+	}
 }
 
 // reconcileAtStart settles attempts a previous process left unfinished. A

@@ -1,0 +1,212 @@
+package carrier
+
+// Plivo and Vobiz webhooks: verifying and parsing status callbacks and
+// answer requests, and the XML answer of API.md 6.
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// plivoMaxExtraHeaders is the documented maximum length of a <Stream>'s
+// extraHeaders (Plivo and Vobiz: 512 bytes).
+const plivoMaxExtraHeaders = 512
+
+// ParseStatus verifies a callback (see verifyWebhook) posted to the call's
+// status URL (its ring_url, hangup_url and machine_detection_url) and
+// returns its status: CallStatus mapped by plivoStates, ProviderCallID the
+// CallUUID, RequestID the RequestUUID (the id Place returned) when it
+// differs, DurationSeconds from Duration (else BillDuration), and
+// AnsweredBy from a machine-detection callback's Machine parameter
+// ("machine" or "human"). Plivo numbers no events, so Sequence is 0. A
+// forged, unsigned or replayed callback is ErrForged (wrapped); a signed one
+// without CallStatus is another error.
+func (c *plivoLike) ParseStatus(w Webhook) (Status, error) {
+	form, err := c.verifyWebhook(w)
+	if err != nil {
+		return Status{}, fmt.Errorf("%s status webhook: %w", c.d.provider, err)
+	}
+	raw := form.Get("CallStatus")
+	if raw == "" {
+		return Status{}, fmt.Errorf("%s status webhook: no CallStatus", c.d.provider)
+	}
+	s := plivoStatus(raw, plivoAnsweredBy(form.Get("Machine")))
+	s.ProviderCallID = form.Get("CallUUID")
+	if req := plivoFirst(form.Get("RequestUUID"), form.Get("ALegRequestUUID")); req != s.ProviderCallID {
+		s.RequestID = req
+	}
+	for _, name := range []string{"Duration", "BillDuration"} {
+		if d, err := strconv.Atoi(form.Get(name)); err == nil && d > 0 {
+			s.DurationSeconds = d
+			break
+		}
+	}
+	return s, nil
+}
+
+// VerifyAnswer verifies the request to the call's answer URL (CallStatus
+// in-progress) and returns the machine verdict it carries ("machine" or
+// "human" when it has a Machine parameter, else "").
+func (c *plivoLike) VerifyAnswer(w Webhook) (string, error) {
+	form, err := c.verifyWebhook(w)
+	if err != nil {
+		return "", fmt.Errorf("%s answer webhook: %w", c.d.provider, err)
+	}
+	return plivoAnsweredBy(form.Get("Machine")), nil
+}
+
+// verifyWebhook checks a webhook's signature with the dialect's scheme and
+// refuses a signed request already seen (same nonce), returning its
+// parameters: the form body of a POST (how every call is placed), the
+// query of a GET.
+func (c *plivoLike) verifyWebhook(w Webhook) (url.Values, error) {
+	if w.Request == nil {
+		return nil, fmt.Errorf("no request: %w", ErrForged)
+	}
+	if c.authToken == "" {
+		return nil, fmt.Errorf("configuration has no auth_token: %w", ErrForged)
+	}
+	var form, signed url.Values
+	if w.Request.Method == http.MethodGet {
+		u, err := url.Parse(w.PublicURL)
+		if err != nil {
+			return nil, fmt.Errorf("public URL does not parse: %w", ErrForged)
+		}
+		form = u.Query()
+	} else {
+		var err error
+		if form, err = url.ParseQuery(string(w.Body)); err != nil {
+			return nil, fmt.Errorf("form body does not parse: %w", ErrForged)
+		}
+		signed = form
+	}
+	keys, err := c.d.verify(c.authToken, w, signed)
+	if err != nil {
+		return nil, err
+	}
+	replayed := false
+	now := c.now()
+	for _, k := range keys {
+		if c.replay.seen(k, now) {
+			replayed = true
+		}
+	}
+	if replayed {
+		return nil, fmt.Errorf("signed request replayed (nonce already seen): %w", ErrForged)
+	}
+	return form, nil
+}
+
+// AnswerMarkup answers the request to the call's answer_url with Plivo XML
+// (text/xml; Vobiz XML is the same). With an AgentURL the call's audio is
+// streamed both ways to it, the call kept up while the stream lasts:
+//
+//	<Response><Stream bidirectional="true" keepCallAlive="true"
+//	contentType="audio/x-mulaw;rate=8000" extraHeaders="attemptId=ID,...">
+//	AGENT?attempt_id=ID&KEY=VALUE...</Stream></Response>
+//
+// The attempt id and Context travel twice, because extraHeaders only takes
+// letters and digits (documented for both providers: [A-Za-z0-9], pairs
+// written k=v and joined by ",", at most 512 bytes):
+//
+//   - in the stream URL's query: attempt_id and every Context key, URL
+//     encoded, sorted by key (a Context key named attempt_id is left out:
+//     the attempt id wins), added to any query the AgentURL has;
+//   - in extraHeaders: attemptId=ID, then the Context pairs whose key and
+//     value are both non-empty letters and digits, in key order, as long as
+//     the whole stays within 512 bytes.
+//
+// Without an AgentURL the greeting is spoken and the call hung up:
+// <Response><Speak>GREETING</Speak><Hangup/></Response>, or just <Hangup/>
+// for an empty greeting. Every value is XML-escaped. The body starts with
+// an XML declaration.
+func (c *plivoLike) AnswerMarkup(a Answer) (string, []byte) {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><Response>`)
+	if a.AgentURL != "" {
+		b.WriteString(`<Stream bidirectional="true" keepCallAlive="true" contentType="audio/x-mulaw;rate=8000" extraHeaders="`)
+		xmlEscape(&b, plivoExtraHeaders(a))
+		b.WriteString(`">`)
+		xmlEscape(&b, plivoStreamURL(a))
+		b.WriteString(`</Stream>`)
+	} else {
+		if a.Greeting != "" {
+			b.WriteString(`<Speak>`)
+			xmlEscape(&b, a.Greeting)
+			b.WriteString(`</Speak>`)
+		}
+		b.WriteString(`<Hangup/>`)
+	}
+	b.WriteString(`</Response>`)
+	return "text/xml", []byte(b.String())
+}
+
+// plivoContextKeys returns a's Context keys but attempt_id, sorted.
+func plivoContextKeys(a Answer) []string {
+	keys := make([]string, 0, len(a.Context))
+	for k := range a.Context {
+		if k != "attempt_id" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// plivoStreamURL is the AgentURL with attempt_id and the Context added to
+// its query (see AnswerMarkup). An AgentURL that does not parse is used as
+// given.
+func plivoStreamURL(a Answer) string {
+	u, err := url.Parse(a.AgentURL)
+	if err != nil {
+		return a.AgentURL
+	}
+	var q strings.Builder
+	q.WriteString(u.RawQuery)
+	add := func(k, v string) {
+		if q.Len() > 0 {
+			q.WriteByte('&')
+		}
+		q.WriteString(url.QueryEscape(k) + "=" + url.QueryEscape(v))
+	}
+	add("attempt_id", strconv.FormatInt(a.AttemptID, 10))
+	for _, k := range plivoContextKeys(a) {
+		add(k, a.Context[k])
+	}
+	u.RawQuery = q.String()
+	return u.String()
+}
+
+// plivoExtraHeaders is the <Stream> extraHeaders value (see AnswerMarkup).
+func plivoExtraHeaders(a Answer) string {
+	s := "attemptId=" + strconv.FormatInt(a.AttemptID, 10)
+	for _, k := range plivoContextKeys(a) {
+		v := a.Context[k]
+		if !plivoAlnum(k) || !plivoAlnum(v) || k == "attemptId" {
+			continue
+		}
+		if len(s)+len(k)+len(v)+2 > plivoMaxExtraHeaders {
+			break
+		}
+		s += "," + k + "=" + v
+	}
+	return s
+}
+
+// plivoAlnum reports whether s is non-empty ASCII letters and digits.
+func plivoAlnum(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
