@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/outdial/outdial/dialer/carrier/cloudonixsim"
+	"github.com/outdial/outdial/dialer/carrier/plivosim"
 )
 
 // provisionSim is a provider simulator whose application create the API's
@@ -69,8 +70,34 @@ func cloudonixProvisionSim() provisionSim {
 		authField: "bearer_token", failNext: rec.failNext, creates: rec.seen, close: sim.Close}
 }
 
+func plivoLikeProvisionSim(d plivosim.Dialect, provider string) func() provisionSim {
+	return func() provisionSim {
+		sim := plivosim.Start(plivosim.Config{Dialect: d})
+		rec := &appCreates{}
+		sim.SetFault(func(r plivosim.Request) *plivosim.Fault {
+			if r.Op != plivosim.OpCreateApp {
+				return nil
+			}
+			body, _ := json.Marshal(r.Body)
+			if st := rec.see(body); st != 0 {
+				return &plivosim.Fault{Status: st, Message: http.StatusText(st)}
+			}
+			return nil
+		})
+		creds := sim.Credentials(false)
+		delete(creds, "application_id")
+		creds["provider"] = provider
+		return provisionSim{provider: provider, url: sim.URL(), config: creds, appField: "application_id",
+			authField: "auth_token", failNext: rec.failNext, creates: rec.seen, close: sim.Close}
+	}
+}
+
 // provisionSims are the providers whose configurations get an application.
-var provisionSims = []func() provisionSim{cloudonixProvisionSim}
+var provisionSims = []func() provisionSim{
+	cloudonixProvisionSim,
+	plivoLikeProvisionSim(plivosim.Plivo, "plivo"),
+	plivoLikeProvisionSim(plivosim.Vobiz, "vobiz"),
+}
 
 // Creating or updating a configuration without an application id creates
 // the application at the provider, pointing at the service's application
