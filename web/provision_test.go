@@ -9,6 +9,7 @@ import (
 
 	"github.com/outdial/outdial/dialer/carrier/cloudonixsim"
 	"github.com/outdial/outdial/dialer/carrier/plivosim"
+	"github.com/outdial/outdial/dialer/carrier/telnyxsim"
 )
 
 // provisionSim is a provider simulator whose application create the API's
@@ -92,11 +93,31 @@ func plivoLikeProvisionSim(d plivosim.Dialect, provider string) func() provision
 	}
 }
 
+func telnyxProvisionSim() provisionSim {
+	sim := telnyxsim.Start(telnyxsim.Config{})
+	rec := &appCreates{}
+	sim.SetFault(func(r telnyxsim.Request) *telnyxsim.Fault {
+		if r.Op != telnyxsim.OpCreateApplication {
+			return nil
+		}
+		if st := rec.see(r.Body); st != 0 {
+			return &telnyxsim.Fault{Status: st, Title: http.StatusText(st), Detail: http.StatusText(st)}
+		}
+		return nil
+	})
+	creds := sim.Credentials("", true, false)
+	delete(creds, "connection_id")
+	creds["provider"] = "telnyx"
+	return provisionSim{provider: "telnyx", url: sim.URL(), config: creds, appField: "connection_id",
+		authField: "api_key", failNext: rec.failNext, creates: rec.seen, close: sim.Close}
+}
+
 // provisionSims are the providers whose configurations get an application.
 var provisionSims = []func() provisionSim{
 	cloudonixProvisionSim,
 	plivoLikeProvisionSim(plivosim.Plivo, "plivo"),
 	plivoLikeProvisionSim(plivosim.Vobiz, "vobiz"),
+	telnyxProvisionSim,
 }
 
 // Creating or updating a configuration without an application id creates

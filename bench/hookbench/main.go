@@ -33,6 +33,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -72,8 +73,19 @@ func main() {
 	calls := flag.Int("calls", 20000, "calls per provider (two events each)")
 	senders := flag.Int("senders", 64, "concurrent senders")
 	only := flag.String("providers", "twilio,telnyx,vonage", "providers to measure, comma separated")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the measured phases to this file")
 	flag.Parse()
 	log.SetFlags(0)
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	dir, err := os.MkdirTemp("", "hookbench")
 	if err != nil {
@@ -106,6 +118,7 @@ func main() {
 	}
 	if failed {
 		fmt.Printf("below the target of %d events/s\n", target)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
