@@ -1,0 +1,395 @@
+package carrier
+
+// The ARI events websocket: one connection per configuration
+// (GET /ari/events?app=<app_name>&subscribeAll=false, Basic auth), kept
+// open with pings, reconnected with exponential backoff and jitter, and
+// followed after every (re)connect by a look at every call in flight
+// (GET /ari/channels/{id}), since events sent while we were away are lost.
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// ariTiming are the event stream's delays; tests shorten them.
+type ariTiming struct {
+	// backoff is the wait before reconnect attempt n (0 for the first
+	// retry after a failure).
+	backoff func(n int) time.Duration
+	// farGrace is how long a call behind Local/ whose outcome is not
+	// decided yet waits for its far half's destroy after ours; it is also
+	// how long a channel found gone by the reconciliation waits for events
+	// still on their way before it ends as gone.
+	farGrace time.Duration
+	// ping is the interval of the websocket pings that detect a dead
+	// connection; dialTimeout bounds a handshake.
+	ping        time.Duration
+	dialTimeout time.Duration
+	// eventsWait is how long a call waits for the events websocket before
+	// it is put off by eventsRetry (see awaitEvents); 0: no wait.
+	eventsWait  time.Duration
+	eventsRetry time.Duration
+}
+
+// ariDefaultTiming: reconnects after 250 ms doubling up to 30 s (with
+// jitter), a 1 s far-half grace, a ping every 30 s, 15 s handshakes, and
+// calls waiting up to 5 s for the websocket before they are put off 2 s.
+func ariDefaultTiming() ariTiming {
+	return ariTiming{
+		backoff:     ariBackoff(250*time.Millisecond, 30*time.Second, rand.Float64),
+		farGrace:    time.Second,
+		ping:        30 * time.Second,
+		dialTimeout: 15 * time.Second,
+		eventsWait:  5 * time.Second,
+		eventsRetry: 2 * time.Second,
+	}
+}
+
+// ariBackoff returns exponential backoff delays from first, doubling up to
+// limit, each drawn uniformly from its upper half (jitter) with random (a
+// float in [0, 1)).
+func ariBackoff(first, limit time.Duration, random func() float64) func(int) time.Duration {
+	return func(n int) time.Duration {
+		d := first
+		for i := 0; i < n && d < limit; i++ {
+			d *= 2
+		}
+		d = min(d, limit)
+		return d/2 + time.Duration(random()*float64(d/2))
+	}
+}
+
+// ariEvent is the part of ARI's events we read (rest-api/api-docs/events.json).
+type ariEvent struct {
+	Type        string      `json:"type"`
+	Timestamp   string      `json:"timestamp"`
+	Application string      `json:"application"`
+	Channel     *ariChannel `json:"channel"`
+	// Dial: the channel dialled (ours when ARI originated it) and the
+	// caller (a dialplan Dial by the far half of a Local/ channel).
+	Peer       *ariChannel `json:"peer"`
+	Caller     *ariChannel `json:"caller"`
+	DialStatus string      `json:"dialstatus"`
+	// ChannelDestroyed, ChannelHangupRequest.
+	Cause int `json:"cause"`
+}
+
+// Events keeps the events websocket open until ctx ends, reconnecting with
+// backoff, and applies what the events say about the calls this carrier
+// follows to sink (see ari_calls.go). It returns once ctx ended and the
+// work it started (answers, hang-ups) is over. One Events per carrier at a
+// time.
+func (a *ari) Events(ctx context.Context, sink EventSink) {
+	a.mu.Lock()
+	a.sink, a.sinkC = sink, ctx
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		a.sink, a.sinkC = nil, nil
+		for t := range a.timers {
+			a.stopTimerLocked(t)
+		}
+		for _, c := range a.calls {
+			c.grace = nil
+		}
+		a.mu.Unlock()
+		a.work.Wait()
+	}()
+	defer a.setEventsState(false, false)
+	failures := 0
+	for ctx.Err() == nil {
+		conn, status, err := a.dial(ctx)
+		if err != nil {
+			a.setEventsState(false, status == http.StatusUnauthorized || status == http.StatusForbidden)
+			t := time.NewTimer(a.timing.backoff(failures))
+			failures++
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			case <-a.kick: // a call waits for the websocket: try now
+			}
+			t.Stop()
+			continue
+		}
+		failures = 0
+		a.setEventsState(true, false)
+		a.work.Add(1)
+		go func() {
+			defer a.work.Done()
+			a.reconcile(ctx)
+		}()
+		a.read(ctx, conn)
+		a.setEventsState(false, false)
+	}
+}
+
+// setEventsState records the result of a connection attempt (or a lost
+// connection): whether the events websocket is connected, and whether the
+// attempt was refused for the credentials; it wakes the calls waiting for
+// it (see awaitEvents).
+func (a *ari) setEventsState(connected, refused bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.evConnected, a.evRefused = connected, refused
+	a.evResults++
+	close(a.evChanged)
+	a.evChanged = make(chan struct{})
+}
+
+// errARINoEvents is the refusal of a call while the events websocket is
+// down: without it the call could not be followed, and Asterisk hangs up
+// an answered call whose application has no websocket.
+func errARINoEvents(retry time.Duration) error {
+	return &Error{Kind: RateLimited, Message: "ari: the events websocket is not connected; dialing waits for it", RetryAfter: retry}
+}
+
+// awaitEvents waits up to timing.eventsWait for the events websocket before
+// a call is placed. When it is down it asks for a connection attempt now
+// (skipping what is left of the backoff) and waits for its result: nil
+// once connected, or when the attempt was refused for the credentials (the
+// originate then fails AuthFailed, which pauses the campaign); a
+// RateLimited *Error when the wait (or ctx) ends first: the call is
+// dialled later, it is not the contact's failure. With eventsWait 0 it
+// does not wait.
+func (a *ari) awaitEvents(ctx context.Context) error {
+	if a.timing.eventsWait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(a.timing.eventsWait)
+	defer t.Stop()
+	a.mu.Lock()
+	since := a.evResults
+	a.mu.Unlock()
+	for {
+		a.mu.Lock()
+		connected, fresh := a.evConnected, a.evResults > since
+		refused, changed := a.evRefused, a.evChanged
+		a.mu.Unlock()
+		if connected || (fresh && refused) {
+			return nil
+		}
+		select {
+		case a.kick <- struct{}{}:
+		default:
+		}
+		select {
+		case <-changed:
+		case <-t.C:
+			return errARINoEvents(a.timing.eventsRetry)
+		case <-ctx.Done():
+			return errARINoEvents(a.timing.eventsRetry)
+		}
+	}
+}
+
+// eventsURL is the websocket URL of the events of our application.
+func (a *ari) eventsURL() string {
+	u := a.url("events", url.Values{"app": {a.app}, "subscribeAll": {"false"}})
+	if rest, ok := strings.CutPrefix(u, "https://"); ok {
+		return "wss://" + rest
+	}
+	return "ws://" + strings.TrimPrefix(u, "http://")
+}
+
+// dial opens the events websocket with Basic auth; a refused handshake
+// also returns its HTTP status.
+func (a *ari) dial(ctx context.Context) (*websocket.Conn, int, error) {
+	dctx, cancel := context.WithTimeout(ctx, a.timing.dialTimeout)
+	defer cancel()
+	h := http.Header{}
+	h.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(a.app+":"+a.password)))
+	conn, resp, err := websocket.Dial(dctx, a.eventsURL(), &websocket.DialOptions{HTTPClient: a.wsHTTP, HTTPHeader: h})
+	if err != nil {
+		status := 0
+		if resp != nil {
+			status = resp.StatusCode
+		}
+		return nil, status, err
+	}
+	conn.SetReadLimit(1 << 20)
+	return conn, http.StatusSwitchingProtocols, nil
+}
+
+// read applies the connection's events until it fails or ctx ends, pinging
+// it meanwhile.
+func (a *ari) read(ctx context.Context, conn *websocket.Conn) {
+	defer conn.CloseNow()
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var pinger sync.WaitGroup
+	pinger.Add(1)
+	go func() {
+		defer pinger.Done()
+		t := time.NewTicker(a.timing.ping)
+		defer t.Stop()
+		for {
+			select {
+			case <-rctx.Done():
+				return
+			case <-t.C:
+				pctx, pcancel := context.WithTimeout(rctx, a.timing.ping)
+				err := conn.Ping(pctx)
+				pcancel()
+				if err != nil {
+					cancel() // the connection is dead: reconnect
+					return
+				}
+			}
+		}
+	}()
+	defer pinger.Wait()
+	defer cancel()
+	for {
+		typ, data, err := conn.Read(rctx)
+		if err != nil {
+			return
+		}
+		if typ != websocket.MessageText {
+			continue
+		}
+		var ev ariEvent
+		if json.Unmarshal(data, &ev) != nil {
+			continue
+		}
+		a.handle(ctx, &ev)
+	}
+}
+
+// reconcile looks up every call in flight whose channel was not seen
+// destroyed and whose originate was answered (GET /ari/channels/{id}): a channel Up that was not seen
+// answered is answered now; a channel Asterisk no longer has ended while we
+// were away and, unless its events still come within farGrace, ends as
+// gone (see ari.gone). A lookup that fails leaves the call as it is (the
+// dialer's deadline reconciles it).
+func (a *ari) reconcile(ctx context.Context) {
+	a.mu.Lock()
+	var ids []string
+	for id, c := range a.calls {
+		if !c.ownGone && !c.finished && !c.placing {
+			ids = append(ids, id)
+		}
+	}
+	a.mu.Unlock()
+	for _, id := range ids {
+		var ch ariChannel
+		status, err := a.do(ctx, http.MethodGet, a.url("channels/"+url.PathEscape(id), nil), nil, &ch)
+		switch {
+		case status == http.StatusNotFound:
+			a.goneLater(id)
+		case err == nil && ch.State == "Up":
+			a.takeOver(ctx, id)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// takeOver notes that the followed call id is up (answered): its agent
+// media is adopted when an earlier process made it (see adoptMedia), else
+// the answer is made now if it was not (its StasisStart came while nobody
+// listened, or before a restart).
+func (a *ari) takeOver(ctx context.Context, id string) {
+	a.adoptMedia(ctx, id)
+	var acts []func()
+	a.mu.Lock()
+	if c := a.calls[id]; c != nil && !c.finished {
+		a.answeredLocked(c, a.now(), true, &acts)
+	}
+	a.mu.Unlock()
+	ariRun(acts)
+}
+
+// adoptMedia takes over the agent's media channel and bridge of an
+// answered call whose answer this carrier did not make (an earlier process
+// did, before a restart): when the media channel exists the call is not
+// answered again, and both are removed when it ends.
+func (a *ari) adoptMedia(ctx context.Context, id string) {
+	a.mu.Lock()
+	c := a.calls[id]
+	skip := c == nil || c.answering
+	a.mu.Unlock()
+	if skip {
+		return
+	}
+	var ch ariChannel
+	if _, err := a.do(ctx, http.MethodGet, a.url("channels/"+url.PathEscape(id+ariMediaSuffix), nil), nil, &ch); err != nil {
+		return
+	}
+	a.mu.Lock()
+	if !c.answering && !c.finished {
+		c.answering = true
+		c.mediaID, c.bridgeID = id+ariMediaSuffix, id+ariBridgeSuffix
+	}
+	a.mu.Unlock()
+}
+
+// goneLater ends call id as gone after farGrace unless its events finish
+// it first.
+func (a *ari) goneLater(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if c := a.calls[id]; c == nil || c.finished || c.ownGone || a.sink == nil {
+		return
+	}
+	sink, ctx := a.sink, a.sinkC
+	a.afterLocked(a.timing.farGrace, func() {
+		a.mu.Lock()
+		c := a.calls[id]
+		if c == nil || c.finished || c.ownGone {
+			a.mu.Unlock()
+			return
+		}
+		st, media, bridge := a.goneLocked(c)
+		a.mu.Unlock()
+		sink.Status(ctx, c.attemptID, st)
+		a.cleanup(ctx, media, bridge)
+	})
+}
+
+// afterLocked runs f after d unless Events ends first (see stopTimerLocked);
+// a.mu is held.
+func (a *ari) afterLocked(d time.Duration, f func()) *time.Timer {
+	a.work.Add(1)
+	var t *time.Timer
+	t = time.AfterFunc(d, func() {
+		defer a.work.Done()
+		a.mu.Lock()
+		_, ok := a.timers[t]
+		delete(a.timers, t)
+		a.mu.Unlock()
+		if ok {
+			f()
+		}
+	})
+	a.timers[t] = struct{}{}
+	return t
+}
+
+// stopTimerLocked cancels a timer of afterLocked that has not fired; a.mu
+// is held.
+func (a *ari) stopTimerLocked(t *time.Timer) {
+	if _, ok := a.timers[t]; !ok {
+		return
+	}
+	delete(a.timers, t)
+	if t.Stop() {
+		a.work.Done()
+	}
+}
+
+// ariRun runs the actions collected under a.mu, in order.
+func ariRun(acts []func()) {
+	for _, f := range acts {
+		f()
+	}
+}
