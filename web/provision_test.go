@@ -183,6 +183,15 @@ func TestProvisionApplication(t *testing.T) {
 				t.Fatalf("configurations after failed creates = %d, want 1 (nothing saved)", len(list))
 			}
 
+			// An update to a taken name creates nothing at the provider.
+			other := id(t, e.createConfig(e.keyA, "other", false, with(p.config, p.appField, "kept-app")), "id")
+			before := len(p.creates())
+			r = e.a(http.MethodPut, configPath(other), map[string]any{"name": "main", "config": map[string]any{p.appField: nil}})
+			wantStatus(t, r, http.StatusConflict)
+			if n := len(p.creates()); n != before {
+				t.Fatalf("application creates after an update to a taken name = %d, want %d", n, before)
+			}
+
 			// An update that clears the application id creates a new one;
 			// a failing create leaves the configuration as it was.
 			p.failNext(http.StatusInternalServerError)

@@ -198,6 +198,8 @@ func (s *Server) provisionOnUpdate(r *http.Request, org, id int64, name string, 
 	}
 	if !hasName {
 		name = c.Name
+	} else if err := s.db.CheckTelephonyConfigName(r.Context(), org, name, id); err != nil {
+		return nil, err // a duplicate name must not create an application
 	}
 	field := carrier.ApplicationField(c.Provider)
 	if err := s.provision(r.Context(), r, org, name, c.Provider, merged); err != nil {
