@@ -33,28 +33,6 @@ func newARIHarness(t *testing.T, cfg arisim.Config, opts ...harnessOption) (*har
 	return newProviderHarness(t, ariProvider{sim}, opts...), sim
 }
 
-// ariWaitSim blocks until cond holds for the simulator's counters.
-func ariWaitSim(h *harness, sim *arisim.Server, what string, cond func(arisim.Stats) bool) {
-	h.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	if err := sim.Wait(ctx, cond); err != nil {
-		h.t.Fatalf("timed out waiting for %s (sim %+v)", what, sim.Stats())
-	}
-}
-
-// ariWaitFor polls cond every few milliseconds up to waitTimeout.
-func ariWaitFor(h *harness, sim *arisim.Server, what string, cond func() bool) {
-	h.t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out waiting for %s (sim %+v)", what, sim.Stats())
-		}
-		time.Sleep(3 * time.Millisecond)
-	}
-}
-
 // ariChannelID is the channel id the carrier derives for attempt id.
 func ariChannelID(id int64) string { return fmt.Sprintf("outdial-%s-%d", arisim.DefaultApp, id) }
 
@@ -208,7 +186,7 @@ func TestARICampaignRetries(t *testing.T) {
 	c := h.campaign(6, store.Settings{MaxConcurrency: 3, RetryConfig: rc}, nil)
 	h.clock.Set(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	h.do(c.ID, store.OpStart)
-	ariWaitFor(h, sim, "six first attempts over", func() bool {
+	simPoll(h.t, sim, "six first attempts over", func() bool {
 		return h.countAttempts(c.ID, store.AttemptDone) == 6 && h.countAttempts(c.ID, store.AttemptQueued) == 6
 	})
 	h.advance(31*time.Second, c.ID)
@@ -244,7 +222,7 @@ func TestARICampaignAgent(t *testing.T) {
 	// The callee hangs up each call once it is bridged with its agent.
 	hungUp := map[string]bool{}
 	for len(hungUp) < 5 {
-		ariWaitFor(h, sim, "a call bridged", func() bool {
+		simPoll(h.t, sim, "a call bridged", func() bool {
 			for _, b := range sim.Bridges() {
 				call := strings.TrimSuffix(b.ID, "-bridge")
 				if len(b.Channels) == 2 && !hungUp[call] {
@@ -257,7 +235,7 @@ func TestARICampaignAgent(t *testing.T) {
 	}
 	done := h.waitState(c.ID, store.StateCompleted)
 	checkCounters(t, done, 5, 0, 5, 5)
-	ariWaitSim(h, sim, "media channels removed", func(st arisim.Stats) bool { return st.HangUps == 5 })
+	simWait(h.t, sim, "media channels removed", func(st arisim.Stats) bool { return st.HangUps == 5 })
 	media := map[string]arisim.MediaRecord{}
 	for _, m := range sim.Media() {
 		media[m.ChannelID] = m
@@ -278,7 +256,7 @@ func TestARICampaignAgent(t *testing.T) {
 			t.Fatalf("bridge %+v, want the call and its media", b)
 		}
 	}
-	ariWaitFor(h, sim, "bridges deleted", func() bool {
+	simPoll(h.t, sim, "bridges deleted", func() bool {
 		for _, b := range sim.Bridges() {
 			if !b.Deleted {
 				return false
@@ -303,19 +281,19 @@ func TestARICampaignWebsocketDrop(t *testing.T) {
 	}})
 	c := ariAgentCampaign(h, 12, store.Settings{MaxConcurrency: 4})
 	h.do(c.ID, store.OpStart)
-	ariWaitSim(h, sim, "four calls bridged", func(st arisim.Stats) bool { return st.AddChannels == 4 })
+	simWait(h.t, sim, "four calls bridged", func(st arisim.Stats) bool { return st.AddChannels == 4 })
 	calls := sim.Calls()
 
 	sim.RefuseEvents(true)
 	sim.DropEvents()
 	sim.HangUp(calls[0].ChannelID)
 	sim.HangUp(calls[1].ChannelID)
-	ariWaitSim(h, sim, "reconnects refused", func(st arisim.Stats) bool { return st.Refused >= 2 && st.Ended == 2 })
+	simWait(h.t, sim, "reconnects refused", func(st arisim.Stats) bool { return st.Refused >= 2 && st.Ended == 2 })
 	if st := sim.Stats(); st.Originated != 4 {
 		t.Fatalf("%d calls placed during the drop, want none (the slots are taken)", st.Originated)
 	}
 	sim.RefuseEvents(false)
-	ariWaitSim(h, sim, "two more calls", func(st arisim.Stats) bool { return st.Originated >= 6 && st.Connects >= 2 })
+	simWait(h.t, sim, "two more calls", func(st arisim.Stats) bool { return st.Originated >= 6 && st.Connects >= 2 })
 	sim.HangUp(calls[2].ChannelID)
 	sim.HangUp(calls[3].ChannelID)
 	done := h.waitState(c.ID, store.StateCompleted)
@@ -378,20 +356,20 @@ func TestARICampaignCrashRestart(t *testing.T) {
 	})
 	c := h.campaign(10, store.Settings{MaxConcurrency: 4}, nil)
 	h.do(c.ID, store.OpStart)
-	ariWaitSim(h, sim, "two calls ringing", func(st arisim.Stats) bool { return st.Originated == 2 && st.Events >= 4 })
-	ariWaitFor(h, sim, "two in flight, two dialing", func() bool {
+	simWait(h.t, sim, "two calls ringing", func(st arisim.Stats) bool { return st.Originated == 2 && st.Events >= 4 })
+	simPoll(h.t, sim, "two in flight, two dialing", func() bool {
 		return hanging.Load() == 2 && h.countAttempts(c.ID, store.AttemptInFlight) == 2 && h.countAttempts(c.ID, store.AttemptDialing) == 2
 	})
 
 	h.crash()
 	close(release)
-	ariWaitSim(h, sim, "the third call placed", func(st arisim.Stats) bool { return st.Originated == 3 && st.Listeners == 0 })
+	simWait(h.t, sim, "the third call placed", func(st arisim.Stats) bool { return st.Originated == 3 && st.Listeners == 0 })
 	h.startEngine()
-	ariWaitSim(h, sim, "events again", func(st arisim.Stats) bool { return st.Listeners == 1 })
+	simWait(h.t, sim, "events again", func(st arisim.Stats) bool { return st.Listeners == 1 })
 	mu.Lock()
 	reachedID, lostID := reached, lost
 	mu.Unlock()
-	ariWaitFor(h, sim, "the reached attempt followed", func() bool {
+	simPoll(h.t, sim, "the reached attempt followed", func() bool {
 		for _, a := range h.attempts(c.ID) {
 			if ariChannelID(a.ID) == reachedID {
 				return a.State == store.AttemptInFlight
@@ -473,7 +451,7 @@ func TestARICampaignWebhooksRefused(t *testing.T) {
 	}})
 	c := h.campaign(1, store.Settings{MaxConcurrency: 1}, nil)
 	h.do(c.ID, store.OpStart)
-	ariWaitFor(h, sim, "the call in flight", func() bool { return h.countAttempts(c.ID, store.AttemptInFlight) == 1 })
+	simPoll(h.t, sim, "the call in flight", func() bool { return h.countAttempts(c.ID, store.AttemptInFlight) == 1 })
 	a := h.attempts(c.ID)[0]
 	for _, kind := range []string{"status", "answer"} {
 		u := fmt.Sprintf("%s/api/v1/telephony/ari/%s/%d?t=%s", h.public, kind, a.ID, h.eng.Token(a.ID))

@@ -45,43 +45,6 @@ func cloudonixNewHarness(t *testing.T, cfg cloudonixsim.Config, opts ...harnessO
 	return newProviderHarness(t, cloudonixHarnessSim{sim}, opts...), sim
 }
 
-// cloudonixWait blocks until cond holds for the simulator's counters.
-func cloudonixWait(t *testing.T, sim *cloudonixsim.Server, what string, cond func(cloudonixsim.Stats) bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	if err := sim.Wait(ctx, cond); err != nil {
-		t.Fatalf("timed out waiting for %s (sim stats %+v)", what, sim.Stats())
-	}
-}
-
-// cloudonixPoll polls cond every few milliseconds until it holds.
-func cloudonixPoll(t *testing.T, sim *cloudonixsim.Server, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s (sim stats %+v)", what, sim.Stats())
-		}
-		time.Sleep(3 * time.Millisecond)
-	}
-}
-
-// cloudonixCalledOnce fails unless each of the first n numbers was called
-// exactly once and no other number was called.
-func cloudonixCalledOnce(t *testing.T, sim *cloudonixsim.Server, n int) {
-	t.Helper()
-	by := sim.CreatesByTo()
-	if len(by) != n {
-		t.Fatalf("%d numbers called, want %d", len(by), n)
-	}
-	for i := 0; i < n; i++ {
-		if got := by[number(i)]; got != 1 {
-			t.Fatalf("%s called %d times, want 1", number(i), got)
-		}
-	}
-}
-
 // TestCloudonixCampaignOutcomes runs every outcome path with duplicated and
 // reordered session updates and a retry, never above max_concurrency.
 func TestCloudonixCampaignOutcomes(t *testing.T) {
@@ -116,7 +79,7 @@ func TestCloudonixCampaignOutcomes(t *testing.T) {
 	c := h.campaign(n, store.Settings{MaxConcurrency: 3, RetryConfig: rc}, nil)
 	h.clock.Set(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	h.do(c.ID, store.OpStart)
-	cloudonixPoll(t, sim, "first attempts over and retries queued", func() bool {
+	simPoll(t, sim, "first attempts over and retries queued", func() bool {
 		return sim.Stats().Final >= n && h.countAttempts(c.ID, store.AttemptQueued) == 4
 	})
 	h.advance(31*time.Second, c.ID)
@@ -176,8 +139,8 @@ func TestCloudonixCampaignLostFinalReconciled(t *testing.T) {
 	c := h.campaign(2, store.Settings{MaxConcurrency: 2}, nil)
 	h.clock.Set(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	h.do(c.ID, store.OpStart)
-	cloudonixWait(t, sim, "both calls over", func(s cloudonixsim.Stats) bool { return s.Final == 2 })
-	cloudonixPoll(t, sim, "both attempts in flight", func() bool { return h.countAttempts(c.ID, store.AttemptInFlight) == 2 })
+	simWait(t, sim, "both calls over", func(s cloudonixsim.Stats) bool { return s.Final == 2 })
+	simPoll(t, sim, "both attempts in flight", func() bool { return h.countAttempts(c.ID, store.AttemptInFlight) == 2 })
 	h.advance(dialer.RingTimeout+61*time.Second, c.ID)
 	done := h.waitState(c.ID, store.StateCompleted)
 	checkCounters(t, done, 2, 1, 2, 2)
@@ -215,7 +178,7 @@ func TestCloudonixForgedAndReplayedWebhooks(t *testing.T) {
 	}})
 	c := h.campaign(2, store.Settings{}, nil)
 	h.do(c.ID, store.OpStart)
-	cloudonixPoll(t, sim, "both calls ringing", func() bool {
+	simPoll(t, sim, "both calls ringing", func() bool {
 		list := h.attempts(c.ID)
 		return len(list) == 2 && deref(list[0].RawStatus) == "ringing" && deref(list[1].RawStatus) == "ringing"
 	})
@@ -312,7 +275,7 @@ func TestCloudonixCampaignRateLimited(t *testing.T) {
 	h.clock.Set(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	h.do(c.ID, store.OpStart)
 	seen := 0
-	cloudonixPoll(t, sim, "the campaign completed through the 429s", func() bool {
+	simPoll(t, sim, "the campaign completed through the 429s", func() bool {
 		// Once the engine took the 429s in, its back-off ends within a
 		// minute: move the clock past it.
 		if n := sim.Stats().RateLimited; n > seen && h.countAttempts(c.ID, store.AttemptDialing) == 0 {
@@ -324,7 +287,7 @@ func TestCloudonixCampaignRateLimited(t *testing.T) {
 	if st := sim.Stats(); st.RateLimited != 4 || st.CreateRequests != 12 {
 		t.Fatalf("429s %d of %d create requests, want 4 of 12", st.RateLimited, st.CreateRequests)
 	}
-	cloudonixCalledOnce(t, sim, 8)
+	calledOnce(t, sim.CreatesByTo(), 8, e164)
 	checkCounters(t, h.get(c.ID), 8, 0, 8, 8)
 	for _, a := range h.attempts(c.ID) {
 		if a.Attempt != 1 || deref(a.Outcome) != "answered" {
@@ -344,14 +307,14 @@ func TestCloudonixCampaignAuthFailure(t *testing.T) {
 	}})
 	c := h.campaign(12, store.Settings{MaxConcurrency: 2}, nil)
 	h.do(c.ID, store.OpStart)
-	cloudonixWait(t, sim, "some calls placed", func(s cloudonixsim.Stats) bool { return s.Created >= 3 })
+	simWait(t, sim, "some calls placed", func(s cloudonixsim.Stats) bool { return s.Created >= 3 })
 	sim.SetUnauthorized(true)
 	h.waitState(c.ID, store.StatePaused)
 	logs := h.logs(c.ID, "provider_auth_failed")
 	if len(logs) != 1 || logs[0].Level != store.LogWarning {
 		t.Fatalf("provider_auth_failed log %+v, want one warning", logs)
 	}
-	cloudonixPoll(t, sim, "calls in flight recorded", func() bool {
+	simPoll(t, sim, "calls in flight recorded", func() bool {
 		return h.countAttempts(c.ID, store.AttemptDialing)+h.countAttempts(c.ID, store.AttemptInFlight) == 0
 	})
 	placed := sim.Stats().Created
@@ -367,7 +330,7 @@ func TestCloudonixCampaignAuthFailure(t *testing.T) {
 	h.do(c.ID, store.OpResume)
 	done := h.waitState(c.ID, store.StateCompleted)
 	checkCounters(t, done, 12, 0, 12, 12)
-	cloudonixCalledOnce(t, sim, 12)
+	calledOnce(t, sim.CreatesByTo(), 12, e164)
 }
 
 // TestCloudonixCampaignAnswerByGet: a voice application requested with GET

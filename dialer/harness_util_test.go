@@ -226,3 +226,55 @@ func (h *harness) checkCalledOnce(n int) {
 		}
 	}
 }
+
+// statsSim is a provider simulator with counters of type S, as every
+// simulator package has (Stats, and Wait blocking on a condition).
+type statsSim[S any] interface {
+	Wait(ctx context.Context, cond func(S) bool) error
+	Stats() S
+}
+
+// simWait blocks until cond holds for sim's counters, failing the test
+// after waitTimeout with them.
+func simWait[S any](t *testing.T, sim statsSim[S], what string, cond func(S) bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	if err := sim.Wait(ctx, cond); err != nil {
+		t.Fatalf("timed out waiting for %s (sim stats %+v)", what, sim.Stats())
+	}
+}
+
+// simPoll polls cond every few milliseconds until it holds, failing the
+// test after waitTimeout with sim's counters.
+func simPoll[S any](t *testing.T, sim statsSim[S], what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s (sim stats %+v)", what, sim.Stats())
+		}
+		time.Sleep(3 * time.Millisecond)
+	}
+}
+
+// calledOnce fails unless each of the first n contacts' numbers was called
+// exactly once and no other number was; byTo counts a simulator's creates
+// per number as the provider got it (as, applied to number(i)).
+func calledOnce(t *testing.T, byTo map[string]int, n int, as func(string) string) {
+	t.Helper()
+	if len(byTo) != n {
+		t.Fatalf("%d numbers called, want %d", len(byTo), n)
+	}
+	for i := 0; i < n; i++ {
+		if got := byTo[as(number(i))]; got != 1 {
+			t.Fatalf("%s called %d times, want 1", number(i), got)
+		}
+	}
+}
+
+// noPlus is a number as Plivo, Vobiz and Vonage get it: without "+".
+func noPlus(n string) string { return strings.TrimPrefix(n, "+") }
+
+// e164 is a number as the other providers get it.
+func e164(n string) string { return n }

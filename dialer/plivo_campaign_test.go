@@ -46,43 +46,6 @@ func newPlivoHarness(t *testing.T, d plivosim.Dialect, cfg plivosim.Config, md b
 	return newProviderHarness(t, plivoHarnessSim{Server: sim, machineDetection: md}, opts...), sim
 }
 
-// plivoWait blocks until cond holds for the simulator's counters.
-func plivoWait(t *testing.T, sim *plivosim.Server, what string, cond func(plivosim.Stats) bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	if err := sim.Wait(ctx, cond); err != nil {
-		t.Fatalf("timed out waiting for %s (sim stats %+v)", what, sim.Stats())
-	}
-}
-
-// plivoPoll polls cond every few milliseconds until it holds.
-func plivoPoll(t *testing.T, sim *plivosim.Server, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s (sim stats %+v)", what, sim.Stats())
-		}
-		time.Sleep(3 * time.Millisecond)
-	}
-}
-
-// plivoCalledOnce fails unless each of the first n numbers was called
-// exactly once (without "+") and no other number was.
-func plivoCalledOnce(t *testing.T, sim *plivosim.Server, n int) {
-	t.Helper()
-	by := sim.CreatesByTo()
-	if len(by) != n {
-		t.Fatalf("%d numbers called, want %d", len(by), n)
-	}
-	for i := 0; i < n; i++ {
-		if got := by[strings.TrimPrefix(number(i), "+")]; got != 1 {
-			t.Fatalf("%s called %d times, want 1", number(i), got)
-		}
-	}
-}
-
 // plivoContact is the index of the contact a simulated call dials, or -1.
 func plivoContact(to string) int {
 	i := -1
@@ -142,7 +105,7 @@ func plivoCampaignOutcomes(t *testing.T, d plivosim.Dialect) {
 			retries += 2
 		}
 	}
-	plivoPoll(t, sim, "first attempts over and retries queued", func() bool {
+	simPoll(t, sim, "first attempts over and retries queued", func() bool {
 		return sim.Stats().Final >= n && h.countAttempts(c.ID, store.AttemptQueued) == retries
 	})
 	h.advance(31*time.Second, c.ID)
@@ -222,7 +185,7 @@ func plivoCampaignConcurrency(t *testing.T, d plivosim.Dialect) {
 	if peak := sim.PeakInFlight(); peak > 4 || peak < 2 {
 		t.Fatalf("peak in flight %d, want 2..4 (max_concurrency 4)", peak)
 	}
-	plivoCalledOnce(t, sim, 40)
+	calledOnce(t, sim.CreatesByTo(), 40, noPlus)
 }
 
 func TestPlivoCampaignConcurrency(t *testing.T) { plivoCampaignConcurrency(t, plivosim.Plivo) }
@@ -240,8 +203,8 @@ func plivoCampaignLostFinalReconciled(t *testing.T, d plivosim.Dialect) {
 	c := h.campaign(2, store.Settings{MaxConcurrency: 2}, nil)
 	h.clock.Set(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	h.do(c.ID, store.OpStart)
-	plivoWait(t, sim, "both calls over", func(s plivosim.Stats) bool { return s.Final == 2 })
-	plivoPoll(t, sim, "both attempts in flight", func() bool { return h.countAttempts(c.ID, store.AttemptInFlight) == 2 })
+	simWait(t, sim, "both calls over", func(s plivosim.Stats) bool { return s.Final == 2 })
+	simPoll(t, sim, "both attempts in flight", func() bool { return h.countAttempts(c.ID, store.AttemptInFlight) == 2 })
 	h.advance(dialer.RingTimeout+61*time.Second, c.ID)
 	done := h.waitState(c.ID, store.StateCompleted)
 	checkCounters(t, done, 2, 1, 2, 2)
@@ -307,7 +270,7 @@ func plivoForgedAndReplayedWebhooks(t *testing.T, d plivosim.Dialect) {
 	}}, false)
 	c := h.campaign(2, store.Settings{}, nil)
 	h.do(c.ID, store.OpStart)
-	plivoPoll(t, sim, "both calls ringing", func() bool {
+	simPoll(t, sim, "both calls ringing", func() bool {
 		list := h.attempts(c.ID)
 		return len(list) == 2 && deref(list[0].RawStatus) == "ringing" && deref(list[1].RawStatus) == "ringing"
 	})
@@ -445,7 +408,7 @@ func plivoCampaignRateLimited(t *testing.T, d plivosim.Dialect) {
 	h.clock.Set(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	h.do(c.ID, store.OpStart)
 	seen := 0
-	plivoPoll(t, sim, "the campaign completed through the 429s", func() bool {
+	simPoll(t, sim, "the campaign completed through the 429s", func() bool {
 		// Once the engine took the 429s in, its back-off ends within a
 		// minute: move the clock past it.
 		if n := sim.Stats().RateLimited; n > seen && h.countAttempts(c.ID, store.AttemptDialing) == 0 {
@@ -457,7 +420,7 @@ func plivoCampaignRateLimited(t *testing.T, d plivosim.Dialect) {
 	if st := sim.Stats(); st.RateLimited != 4 || st.CreateRequests != 12 {
 		t.Fatalf("429s %d of %d create requests, want 4 of 12", st.RateLimited, st.CreateRequests)
 	}
-	plivoCalledOnce(t, sim, 8)
+	calledOnce(t, sim.CreatesByTo(), 8, noPlus)
 	checkCounters(t, h.get(c.ID), 8, 0, 8, 8)
 	for _, a := range h.attempts(c.ID) {
 		if a.Attempt != 1 || deref(a.Outcome) != "answered" {
@@ -480,14 +443,14 @@ func plivoCampaignAuthFailure(t *testing.T, d plivosim.Dialect) {
 	}}, false)
 	c := h.campaign(12, store.Settings{MaxConcurrency: 2}, nil)
 	h.do(c.ID, store.OpStart)
-	plivoWait(t, sim, "some calls placed", func(s plivosim.Stats) bool { return s.Created >= 3 })
+	simWait(t, sim, "some calls placed", func(s plivosim.Stats) bool { return s.Created >= 3 })
 	sim.SetUnauthorized(true)
 	h.waitState(c.ID, store.StatePaused)
 	logs := h.logs(c.ID, "provider_auth_failed")
 	if len(logs) != 1 || logs[0].Level != store.LogWarning || logs[0].Details["http_status"] != float64(401) {
 		t.Fatalf("provider_auth_failed log %+v, want one warning with http_status 401", logs)
 	}
-	plivoPoll(t, sim, "calls in flight recorded", func() bool {
+	simPoll(t, sim, "calls in flight recorded", func() bool {
 		return h.countAttempts(c.ID, store.AttemptDialing)+h.countAttempts(c.ID, store.AttemptInFlight) == 0
 	})
 	placed := sim.Stats().Created
@@ -503,7 +466,7 @@ func plivoCampaignAuthFailure(t *testing.T, d plivosim.Dialect) {
 	h.do(c.ID, store.OpResume)
 	done := h.waitState(c.ID, store.StateCompleted)
 	checkCounters(t, done, 12, 0, 12, 12)
-	plivoCalledOnce(t, sim, 12)
+	calledOnce(t, sim.CreatesByTo(), 12, noPlus)
 }
 
 func TestPlivoCampaignAuthFailure(t *testing.T) { plivoCampaignAuthFailure(t, plivosim.Plivo) }

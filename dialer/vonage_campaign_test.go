@@ -43,43 +43,6 @@ func newVonageHarness(t *testing.T, cfg vonagesim.Config, md bool, opts ...harne
 	return newProviderHarness(t, vonageHarnessSim{Server: sim, machineDetection: md}, opts...), sim
 }
 
-// vonageWait blocks until cond holds for the simulator's counters.
-func vonageWait(t *testing.T, sim *vonagesim.Server, what string, cond func(vonagesim.Stats) bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	if err := sim.Wait(ctx, cond); err != nil {
-		t.Fatalf("timed out waiting for %s (sim stats %+v)", what, sim.Stats())
-	}
-}
-
-// vonagePoll polls cond every few milliseconds until it holds.
-func vonagePoll(t *testing.T, sim *vonagesim.Server, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s (sim stats %+v)", what, sim.Stats())
-		}
-		time.Sleep(3 * time.Millisecond)
-	}
-}
-
-// vonageCalledOnce fails unless each of the first n numbers was called
-// exactly once (Vonage gets them without "+") and no other number was.
-func vonageCalledOnce(t *testing.T, sim *vonagesim.Server, n int) {
-	t.Helper()
-	by := sim.CreatesByTo()
-	if len(by) != n {
-		t.Fatalf("%d numbers called, want %d", len(by), n)
-	}
-	for i := 0; i < n; i++ {
-		if got := by[strings.TrimPrefix(number(i), "+")]; got != 1 {
-			t.Fatalf("%s called %d times, want 1", number(i), got)
-		}
-	}
-}
-
 // vonageContact is the index of the contact a simulated call dials, or -1.
 func vonageContact(to string) int {
 	i := -1
@@ -133,7 +96,7 @@ func TestVonageCampaignOutcomes(t *testing.T) {
 			retries += 2
 		}
 	}
-	vonagePoll(t, sim, "first attempts over and retries queued", func() bool {
+	simPoll(t, sim, "first attempts over and retries queued", func() bool {
 		return sim.Stats().Final >= n && h.countAttempts(c.ID, store.AttemptQueued) == retries
 	})
 	h.advance(31*time.Second, c.ID)
@@ -201,7 +164,7 @@ func TestVonageCampaignConcurrency(t *testing.T) {
 	if peak := sim.PeakInFlight(); peak > 4 || peak < 2 {
 		t.Fatalf("peak in flight %d, want 2..4 (max_concurrency 4)", peak)
 	}
-	vonageCalledOnce(t, sim, 40)
+	calledOnce(t, sim.CreatesByTo(), 40, noPlus)
 }
 
 // TestVonageCampaignLostFinalReconciled: a call whose final event never
@@ -216,8 +179,8 @@ func TestVonageCampaignLostFinalReconciled(t *testing.T) {
 	c := h.campaign(2, store.Settings{MaxConcurrency: 2}, nil)
 	h.clock.Set(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	h.do(c.ID, store.OpStart)
-	vonageWait(t, sim, "both calls over", func(s vonagesim.Stats) bool { return s.Final == 2 })
-	vonagePoll(t, sim, "both attempts in flight", func() bool { return h.countAttempts(c.ID, store.AttemptInFlight) == 2 })
+	simWait(t, sim, "both calls over", func(s vonagesim.Stats) bool { return s.Final == 2 })
+	simPoll(t, sim, "both attempts in flight", func() bool { return h.countAttempts(c.ID, store.AttemptInFlight) == 2 })
 	h.advance(dialer.RingTimeout+61*time.Second, c.ID)
 	done := h.waitState(c.ID, store.StateCompleted)
 	checkCounters(t, done, 2, 1, 2, 2)
@@ -278,7 +241,7 @@ func TestVonageForgedAndReplayedWebhooks(t *testing.T) {
 	}}, false)
 	c := h.campaign(2, store.Settings{}, nil)
 	h.do(c.ID, store.OpStart)
-	vonagePoll(t, sim, "both calls ringing", func() bool {
+	simPoll(t, sim, "both calls ringing", func() bool {
 		list := h.attempts(c.ID)
 		return len(list) == 2 && deref(list[0].RawStatus) == "ringing" && deref(list[1].RawStatus) == "ringing"
 	})
@@ -416,7 +379,7 @@ func TestVonageCampaignRateLimited(t *testing.T) {
 	h.clock.Set(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	h.do(c.ID, store.OpStart)
 	seen := 0
-	vonagePoll(t, sim, "the campaign completed through the 429s", func() bool {
+	simPoll(t, sim, "the campaign completed through the 429s", func() bool {
 		// Once the engine took the 429s in, its back-off ends within a
 		// minute: move the clock past it.
 		if n := sim.Stats().RateLimited; n > seen && h.countAttempts(c.ID, store.AttemptDialing) == 0 {
@@ -428,7 +391,7 @@ func TestVonageCampaignRateLimited(t *testing.T) {
 	if st := sim.Stats(); st.RateLimited != 4 || st.CreateRequests != 12 {
 		t.Fatalf("429s %d of %d create requests, want 4 of 12", st.RateLimited, st.CreateRequests)
 	}
-	vonageCalledOnce(t, sim, 8)
+	calledOnce(t, sim.CreatesByTo(), 8, noPlus)
 	checkCounters(t, h.get(c.ID), 8, 0, 8, 8)
 	for _, a := range h.attempts(c.ID) {
 		if a.Attempt != 1 || deref(a.Outcome) != "answered" {
@@ -448,14 +411,14 @@ func TestVonageCampaignAuthFailure(t *testing.T) {
 	}}, false)
 	c := h.campaign(12, store.Settings{MaxConcurrency: 2}, nil)
 	h.do(c.ID, store.OpStart)
-	vonageWait(t, sim, "some calls placed", func(s vonagesim.Stats) bool { return s.Created >= 3 })
+	simWait(t, sim, "some calls placed", func(s vonagesim.Stats) bool { return s.Created >= 3 })
 	sim.SetUnauthorized(true)
 	h.waitState(c.ID, store.StatePaused)
 	logs := h.logs(c.ID, "provider_auth_failed")
 	if len(logs) != 1 || logs[0].Level != store.LogWarning || logs[0].Details["http_status"] != float64(401) {
 		t.Fatalf("provider_auth_failed log %+v, want one warning with http_status 401", logs)
 	}
-	vonagePoll(t, sim, "calls in flight recorded", func() bool {
+	simPoll(t, sim, "calls in flight recorded", func() bool {
 		return h.countAttempts(c.ID, store.AttemptDialing)+h.countAttempts(c.ID, store.AttemptInFlight) == 0
 	})
 	placed := sim.Stats().Created
@@ -471,5 +434,5 @@ func TestVonageCampaignAuthFailure(t *testing.T) {
 	h.do(c.ID, store.OpResume)
 	done := h.waitState(c.ID, store.StateCompleted)
 	checkCounters(t, done, 12, 0, 12, 12)
-	vonageCalledOnce(t, sim, 12)
+	calledOnce(t, sim.CreatesByTo(), 12, noPlus)
 }
