@@ -206,13 +206,20 @@ func (e *Engine) answerByCommand(ctx context.Context, car carrier.Carrier, c *ca
 }
 
 // Answer verifies an answer webhook and returns the markup that tells the
-// provider what to do with the answered call (API.md 6).
+// provider what to do with the answered call (API.md 6). A status event
+// sent to the answer URL (carrier.ErrStatusEvent: Vobiz's Ring and Hangup)
+// is applied as a status webhook and answered with no markup (ct "").
 func (e *Engine) Answer(ctx context.Context, provider string, attemptID int64, token string, w carrier.Webhook) (string, []byte, error) {
 	a, c, car, err := e.webhookTarget(ctx, provider, attemptID, token)
 	if err != nil {
 		return "", nil, err
 	}
 	answeredBy, err := car.VerifyAnswer(w)
+	if errors.Is(err, carrier.ErrStatusEvent) {
+		// A status event at the answer URL: applied as one, answered with
+		// no markup (ct "").
+		return "", nil, e.HandleStatus(ctx, provider, attemptID, token, w)
+	}
 	if errors.Is(err, carrier.ErrForged) {
 		return "", nil, ErrForbidden
 	}

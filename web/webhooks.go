@@ -89,6 +89,10 @@ func (s *Server) telephonyAnswer(w http.ResponseWriter, r *http.Request, ps http
 	if err != nil {
 		return webhookErr(err)
 	}
+	if ct == "" {
+		w.WriteHeader(http.StatusNoContent) // a status event sent to the answer URL
+		return nil
+	}
 	w.Header().Set("Content-Type", ct)
 	w.WriteHeader(http.StatusOK)
 	w.Write(body) //nolint:errcheck // provider gone

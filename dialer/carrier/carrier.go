@@ -191,6 +191,12 @@ type CallIDDeriver interface {
 	CallID(attemptID int64) string
 }
 
+// ErrStatusEvent is returned by VerifyAnswer, before any verification, for
+// a request to the answer URL that is a status event rather than a question
+// (Vobiz may post its Ring and Hangup events to the answer URL): the dialer
+// handles it as a status webhook instead, verifying it with ParseStatus.
+var ErrStatusEvent = errors.New("the answer URL received a status event")
+
 // ErrForged is returned (wrapped) for a webhook whose signature does not
 // verify.
 var ErrForged = errors.New("webhook signature does not verify")

@@ -52,6 +52,9 @@ func (c *plivoLike) ParseStatus(w Webhook) (Status, error) {
 // in-progress) and returns the machine verdict it carries ("machine" or
 // "human" when it has a Machine parameter, else "").
 func (c *plivoLike) VerifyAnswer(w Webhook) (string, error) {
+	if plivoStatusEvent(w) {
+		return "", fmt.Errorf("%s answer webhook: %w", c.d.provider, ErrStatusEvent)
+	}
 	form, err := c.verifyWebhook(w)
 	if err != nil {
 		return "", fmt.Errorf("%s answer webhook: %w", c.d.provider, err)
@@ -209,4 +212,25 @@ func plivoAlnum(s string) bool {
 		}
 	}
 	return true
+}
+
+// plivoStatusEvent reports whether a request to the answer URL is a status
+// event: Vobiz documents Ring and Hangup events sent to the answer URL
+// (docs.vobiz.ai/compare/plivo/webhooks), with an Event parameter or a
+// CallStatus that is not in-progress. It only peeks at the parameters;
+// ParseStatus verifies the request.
+func plivoStatusEvent(w Webhook) bool {
+	if w.Request == nil || w.Request.Method != http.MethodPost {
+		return false
+	}
+	form, err := url.ParseQuery(string(w.Body))
+	if err != nil {
+		return false
+	}
+	switch form.Get("Event") {
+	case "Ring", "Hangup":
+		return true
+	}
+	st := form.Get("CallStatus")
+	return st != "" && st != "in-progress"
 }
