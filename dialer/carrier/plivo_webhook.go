@@ -22,7 +22,8 @@ const plivoMaxExtraHeaders = 512
 // CallUUID, RequestID the RequestUUID (the id Place returned) when it
 // differs, DurationSeconds from Duration (else BillDuration), and
 // AnsweredBy from a machine-detection callback's Machine parameter
-// ("machine" or "human"). Plivo numbers no events, so Sequence is 0. A
+// ("machine" or "human"; such a callback without CallStatus counts as
+// in-progress). Plivo numbers no events, so Sequence is 0. A
 // forged, unsigned or replayed callback is ErrForged (wrapped); a signed one
 // without CallStatus is another error.
 func (c *plivoLike) ParseStatus(w Webhook) (Status, error) {
@@ -31,6 +32,11 @@ func (c *plivoLike) ParseStatus(w Webhook) (Status, error) {
 		return Status{}, fmt.Errorf("%s status webhook: %w", c.d.provider, err)
 	}
 	raw := form.Get("CallStatus")
+	if raw == "" && form.Get("Machine") != "" {
+		// A machine-detection callback is about an answered call even
+		// when it leaves CallStatus out.
+		raw = "in-progress"
+	}
 	if raw == "" {
 		return Status{}, fmt.Errorf("%s status webhook: no CallStatus", c.d.provider)
 	}

@@ -69,6 +69,8 @@ func TestPlivoParseStatusMapping(t *testing.T) {
 			Status{Raw: "in-progress", Answered: true, AnsweredBy: "machine"}},
 		{plivoForm("CallStatus", "in-progress", "Event", "MachineDetection", "Machine", "false"),
 			Status{Raw: "in-progress", Answered: true, AnsweredBy: "human"}},
+		{plivoForm("Event", "MachineDetection", "Machine", "true"),
+			Status{Raw: "in-progress", Answered: true, AnsweredBy: "machine"}},
 		{plivoForm("CallStatus", "something-new"), Status{Raw: "something-new"}},
 	} {
 		got, err := c.ParseStatus(plivoSigned("secret-token", plivoHookURL, tc.form))
