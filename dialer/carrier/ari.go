@@ -374,28 +374,14 @@ type ariErrorBody struct {
 // returns the HTTP status (0 when there was no answer) and, for a non-2xx
 // answer, the error answerError maps it to.
 func (a *ari) do(ctx context.Context, method, u string, body, out any) (int, error) {
-	req, err := jsonRequest(ctx, method, u, body)
-	if err != nil {
-		return 0, err
-	}
-	req.SetBasicAuth(a.app, a.password)
-	resp, data, err := exchange(a.client, req)
-	if err != nil {
-		return 0, err
-	}
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		if out != nil && len(data) > 0 {
-			if err := json.Unmarshal(data, out); err != nil {
-				return resp.StatusCode, fmt.Errorf("decode answer (http %d): %w", resp.StatusCode, err)
+	api := restAPI{client: a.client, now: a.now, auth: func(r *http.Request) error { r.SetBasicAuth(a.app, a.password); return nil },
+		reason: func(data []byte) (string, string) {
+			var eb ariErrorBody
+			_ = json.Unmarshal(data, &eb) // a non-JSON body leaves eb empty
+			if eb.Message != "" {
+				return "", eb.Message
 			}
-		}
-		return resp.StatusCode, nil
-	}
-	var eb ariErrorBody
-	_ = json.Unmarshal(data, &eb) // a non-JSON body leaves eb empty
-	msg := eb.Message
-	if msg == "" {
-		msg = eb.Error
-	}
-	return resp.StatusCode, answerError(resp, "", msg, false, a.now())
+			return "", eb.Error
+		}}
+	return api.do(ctx, method, u, body, out)
 }

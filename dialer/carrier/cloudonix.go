@@ -186,26 +186,13 @@ func (c *cloudonix) Query(ctx context.Context, providerCallID string) (Status, e
 // nil) and decodes a 2xx JSON answer into out (when not nil). Non-2xx
 // answers become errors as Place documents.
 func (c *cloudonix) do(ctx context.Context, method, u string, body, out any) error {
-	req, err := jsonRequest(ctx, method, u, body)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.bearerToken)
-	resp, data, err := exchange(c.client, req)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		if out == nil {
-			return nil
-		}
-		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("decode answer (http %d): %w", resp.StatusCode, err)
-		}
-		return nil
-	}
-	code, msg := cloudonixErrorBody(data)
-	return answerError(resp, code, msg, false, c.now())
+	_, err := c.api().do(ctx, method, u, body, out)
+	return err
+}
+
+// api is the Cloudonix REST API as this carrier's bearer token calls it.
+func (c *cloudonix) api() restAPI {
+	return restAPI{client: c.client, now: c.now, auth: bearer(c.bearerToken), reason: cloudonixErrorBody}
 }
 
 // cloudonixErrorBody reads the reason out of a Cloudonix error answer. The
@@ -268,22 +255,10 @@ func provisionCloudonix(ctx context.Context, creds map[string]any, t Target, opt
 		name = cloudonixDefaultAppName
 	}
 	body := cloudonixApplication{Name: name, Type: "cxml", URL: t.AnswerURL, Method: http.MethodPost}
-	req, err := jsonRequest(ctx, http.MethodPost, c.base+"/customers/self/domains/"+url.PathEscape(c.domain)+"/applications", body)
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.bearerToken)
-	resp, data, err := exchange(c.client, req)
-	if err != nil {
-		return "", provisionUnreachable(err)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		_, msg := cloudonixErrorBody(data)
-		return "", provisionFailed(resp.StatusCode, "bearer_token", "application_name", msg)
-	}
 	var app cloudonixApplication
-	if err := json.Unmarshal(data, &app); err != nil {
-		return "", &ProvisionError{Status: http.StatusBadGateway, Message: "the provider's answer does not decode: " + err.Error()}
+	if err := c.api().provision(ctx, c.base+"/customers/self/domains/"+url.PathEscape(c.domain)+"/applications", body, &app,
+		"bearer_token", "application_name"); err != nil {
+		return "", err
 	}
 	if app.Name == "" {
 		app.Name = name

@@ -284,27 +284,18 @@ func (e plivoError) text() string {
 // body is not nil) and decodes a 2xx JSON answer into out (when not nil).
 // Non-2xx answers map through answerError (see Place).
 func (c *plivoLike) do(ctx context.Context, method, u string, body, out any) error {
-	req, err := jsonRequest(ctx, method, u, body)
-	if err != nil {
-		return err
-	}
-	c.authenticate(req)
-	resp, data, err := exchange(c.client, req)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		if out == nil || len(strings.TrimSpace(string(data))) == 0 {
-			return nil
-		}
-		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("decode answer (http %d): %w", resp.StatusCode, err)
-		}
-		return nil
-	}
-	var pe plivoError
-	_ = json.Unmarshal(data, &pe) // a non-JSON body leaves pe empty
-	return answerError(resp, "", pe.text(), false, c.now())
+	_, err := c.api().do(ctx, method, u, body, out)
+	return err
+}
+
+// api is the dialect's REST API as this carrier's credentials call it.
+func (c *plivoLike) api() restAPI {
+	return restAPI{client: c.client, now: c.now, auth: func(r *http.Request) error { c.authenticate(r); return nil },
+		reason: func(data []byte) (string, string) {
+			var pe plivoError
+			_ = json.Unmarshal(data, &pe) // a non-JSON body leaves pe empty
+			return "", pe.text()
+		}}
 }
 
 // authenticate adds the dialect's credentials to req.

@@ -54,24 +54,9 @@ func provisionPlivoLike(ctx context.Context, d *plivoDialect, creds map[string]a
 	if t.StatusURL != "" {
 		body.HangupURL, body.HangupMethod = t.StatusURL, http.MethodPost
 	}
-	req, err := jsonRequest(ctx, http.MethodPost, c.accountURL("Application"), body)
-	if err != nil {
-		return "", err
-	}
-	c.authenticate(req)
-	resp, data, err := exchange(c.client, req)
-	if err != nil {
-		return "", fmt.Errorf("%s create application: %w", d.provider, err)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		var pe plivoError
-		_ = json.Unmarshal(data, &pe)
-		return "", provisionFailed(resp.StatusCode, "auth_token", "application_id", pe.text())
-	}
 	var created plivoAppCreated
-	if err := json.Unmarshal(data, &created); err != nil {
-		return "", provisionFailed(http.StatusBadGateway, "auth_token", "application_id",
-			fmt.Sprintf("%s answered an application create that does not decode", d.provider))
+	if err := c.api().provision(ctx, c.accountURL("Application"), body, &created, "auth_token", "application_id"); err != nil {
+		return "", fmt.Errorf("%s create application: %w", d.provider, err)
 	}
 	var id string
 	if json.Unmarshal(created.AppID, &id) != nil {

@@ -427,26 +427,16 @@ type telnyxErrors struct {
 // nil) and decodes a 2xx JSON answer into out (when not nil). Non-2xx
 // answers become errors as Place documents.
 func (t *telnyx) do(ctx context.Context, method, u string, body, out any) error {
-	req, err := jsonRequest(ctx, method, u, body)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+t.apiKey)
-	resp, data, err := exchange(t.client, req)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		if out == nil {
-			return nil
-		}
-		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("decode answer (http %d): %w", resp.StatusCode, err)
-		}
-		return nil
-	}
-	code, msg := telnyxError(data)
-	return answerError(resp, code, msg, code == telnyxCodeDialRate || code == telnyxCodeAPIRate, t.now())
+	_, err := telnyxAPI(t.client, t.now, t.apiKey).do(ctx, method, u, body, out)
+	return err
+}
+
+// telnyxAPI is the Telnyx REST API as apiKey calls it: errors are
+// {"errors":[{code,title,detail}]}, and codes 90103 (dials per second) and
+// 10011 (API rate) are its rate limits.
+func telnyxAPI(client *http.Client, now func() time.Time, apiKey string) restAPI {
+	return restAPI{client: client, now: now, auth: bearer(apiKey), reason: telnyxError,
+		rateLimited: func(code string) bool { return code == telnyxCodeDialRate || code == telnyxCodeAPIRate }}
 }
 
 // telnyxError returns the first error's code and its detail (else title)

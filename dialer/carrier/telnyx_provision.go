@@ -5,10 +5,8 @@ package carrier
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 )
 
@@ -41,26 +39,15 @@ type telnyxApplication struct {
 func provisionTelnyx(ctx context.Context, creds map[string]any, t Target, opts Options) (string, error) {
 	base := strings.TrimRight(opts.baseURL(Telnyx, telnyxBaseURL), "/")
 	body := telnyxApplication{ApplicationName: t.Name, WebhookEventURL: t.StatusURL, WebhookAPIVersion: "2", Active: true}
-	req, err := jsonRequest(ctx, http.MethodPost, base+"/v2/call_control_applications", body)
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Authorization", "Bearer "+credString(creds, "api_key"))
-	resp, data, err := exchange(opts.client(), req)
-	if err != nil {
-		return "", fmt.Errorf("telnyx create call control application: %w", err)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		_, msg := telnyxError(data)
-		return "", provisionFailed(resp.StatusCode, "api_key", "connection_id", msg)
-	}
 	var app struct {
 		Data struct {
 			ID string `json:"id"`
 		} `json:"data"`
 	}
-	if err := json.Unmarshal(data, &app); err != nil {
-		return "", fmt.Errorf("telnyx create call control application: decode answer: %w", err)
+	err := telnyxAPI(opts.client(), opts.now, credString(creds, "api_key")).provision(ctx, base+"/v2/call_control_applications", body, &app,
+		"api_key", "connection_id")
+	if err != nil {
+		return "", fmt.Errorf("telnyx create call control application: %w", err)
 	}
 	if app.Data.ID == "" {
 		return "", errors.New("telnyx create call control application: answer has no data.id")

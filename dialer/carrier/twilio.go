@@ -232,7 +232,8 @@ func (t *twilio) do(ctx context.Context, method, u string, form url.Values, out 
 	return t.answerError(resp, data)
 }
 
-// answerError maps a non-2xx Twilio answer; see Place.
+// answerError maps a non-2xx Twilio answer (see Place): Twilio error 20429
+// is its rate limit even when the status is not 429.
 func (t *twilio) answerError(resp *http.Response, data []byte) error {
 	var te twilioError
 	_ = json.Unmarshal(data, &te) // a non-JSON body leaves te empty
@@ -240,26 +241,7 @@ func (t *twilio) answerError(resp *http.Response, data []byte) error {
 	if te.Code != 0 {
 		code = strconv.Itoa(int(te.Code))
 	}
-	msg := te.Message
-	if msg == "" {
-		msg = http.StatusText(resp.StatusCode)
-	}
-	e := &Error{HTTPStatus: resp.StatusCode, Code: code, Message: msg}
-	switch {
-	case resp.StatusCode == http.StatusTooManyRequests || code == "20429":
-		e.Kind = RateLimited
-		e.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), t.now())
-	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		e.Kind = AuthFailed
-	case resp.StatusCode >= 400 && resp.StatusCode < 500:
-		e.Kind = Rejected
-	default:
-		if code != "" {
-			return fmt.Errorf("http %d (code %s): %s", resp.StatusCode, code, msg)
-		}
-		return fmt.Errorf("http %d: %s", resp.StatusCode, msg)
-	}
-	return e
+	return answerError(resp, code, te.Message, code == "20429", t.now())
 }
 
 // retryAfter parses a Retry-After header: delay seconds or an HTTP date

@@ -247,30 +247,16 @@ type vonageProblem struct {
 // (when not nil; a 204 has nothing to decode). Non-2xx answers become errors
 // as Place documents.
 func (v *vonage) do(ctx context.Context, method, u string, body, out any) error {
-	req, err := jsonRequest(ctx, method, u, body)
-	if err != nil {
-		return err
-	}
-	tok, err := v.apiToken()
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+tok)
-	resp, data, err := exchange(v.client, req)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		if out == nil || len(data) == 0 {
-			return nil
+	api := restAPI{client: v.client, now: v.now, reason: vonageErrorText, auth: func(r *http.Request) error {
+		tok, err := v.apiToken()
+		if err != nil {
+			return err
 		}
-		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("decode answer (http %d): %w", resp.StatusCode, err)
-		}
+		r.Header.Set("Authorization", "Bearer "+tok)
 		return nil
-	}
-	code, msg := vonageErrorText(data)
-	return answerError(resp, code, msg, false, v.now())
+	}}
+	_, err := api.do(ctx, method, u, body, out)
+	return err
 }
 
 // vonageErrorText returns the error code (the fragment of the problem's
