@@ -37,14 +37,7 @@ type eventSink struct {
 // target returns attempt id and its campaign when the attempt dials through
 // the sink's configuration.
 func (s eventSink) target(ctx context.Context, attemptID int64) (*store.Attempt, *campaignInfo, bool) {
-	a := s.e.live.get(attemptID)
-	if a == nil {
-		var err error
-		if a, err = s.e.db.GetAttempt(ctx, attemptID); err != nil {
-			return nil, nil, false
-		}
-	}
-	c, err := s.e.campaignInfo(ctx, a.CampaignID)
+	a, c, err := s.e.attemptOf(ctx, attemptID)
 	if err != nil || c.configID != s.configID {
 		return nil, nil, false
 	}

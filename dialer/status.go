@@ -116,23 +116,33 @@ func (e *Engine) checkBreaker(ctx context.Context, r *runner, failed bool, now t
 	return paused
 }
 
+// attemptOf returns attempt id (from the attempts this process placed, else
+// the database) and its campaign.
+func (e *Engine) attemptOf(ctx context.Context, id int64) (*store.Attempt, *campaignInfo, error) {
+	a := e.live.get(id)
+	if a == nil {
+		var err error
+		if a, err = e.db.GetAttempt(ctx, id); err != nil {
+			return nil, nil, err
+		}
+	}
+	c, err := e.campaignInfo(ctx, a.CampaignID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, c, nil
+}
+
 // webhookTarget loads what a webhook for attempt id needs, checking its
 // token and that the attempt's configuration uses provider.
 func (e *Engine) webhookTarget(ctx context.Context, provider string, attemptID int64, token string) (*store.Attempt, *campaignInfo, carrier.Carrier, error) {
 	if !e.ValidToken(attemptID, token) {
 		return nil, nil, nil, ErrForbidden
 	}
-	a := e.live.get(attemptID)
-	if a == nil {
-		var err error
-		if a, err = e.db.GetAttempt(ctx, attemptID); err != nil {
-			if store.ErrorCode(err) == store.ENOTFOUND {
-				return nil, nil, nil, ErrForbidden
-			}
-			return nil, nil, nil, err
-		}
+	a, c, err := e.attemptOf(ctx, attemptID)
+	if store.ErrorCode(err) == store.ENOTFOUND {
+		return nil, nil, nil, ErrForbidden
 	}
-	c, err := e.campaignInfo(ctx, a.CampaignID)
 	if err != nil {
 		return nil, nil, nil, err
 	}
