@@ -166,7 +166,6 @@ func (s *Server) endByAPI(c *call) {
 // channel enters the application (StasisStart) when it is listened to.
 func (s *Server) answerLocked(c *call) {
 	c.answered = true
-	s.stats.Answered++
 	if c.far != nil {
 		s.setStateLocked(c.far, "Up")
 	}
@@ -176,7 +175,7 @@ func (s *Server) answerLocked(c *call) {
 		c.own.stasis = true
 		s.emitChannelLocked(c.own, "StasisStart", map[string]any{"args": c.args})
 	}
-	s.changedLocked()
+	s.counters.Update(func(st *Stats) { st.Answered++ })
 }
 
 // hangupLocked ends an answered call: ChannelHangupRequest, StasisEnd and
@@ -227,21 +226,19 @@ func (s *Server) destroyCallLocked(c *call, own, far int) {
 			own = far
 		}
 		s.endOwnLocked(c, own)
-		s.stats.Ended++
-		s.changedLocked()
+		s.counters.Update(func(st *Stats) { st.InFlight--; st.Ended++ })
 		return
 	}
 	c.farCause = far
 	if !c.script.FarHalfLast {
 		s.destroyLocked(c.far, far)
 		s.endOwnLocked(c, own)
-		s.stats.Ended++
-		s.changedLocked()
+		s.counters.Update(func(st *Stats) { st.InFlight--; st.Ended++ })
 		return
 	}
 	s.endOwnLocked(c, own)
 	farCh := c.far
-	s.changedLocked()
+	s.counters.Update(func(st *Stats) { st.InFlight-- })
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -255,13 +252,13 @@ func (s *Server) destroyCallLocked(c *call, own, far int) {
 		}
 		s.mu.Lock()
 		s.destroyLocked(farCh, far)
-		s.stats.Ended++
-		s.changedLocked()
+		s.counters.Update(func(st *Stats) { st.Ended++ })
 		s.mu.Unlock()
 	}()
 }
 
-// endOwnLocked destroys our channel of c: the call is no longer in flight.
+// endOwnLocked destroys our channel of c: the call is no longer in flight
+// (the caller counts it out).
 func (s *Server) endOwnLocked(c *call, cause int) {
 	c.ownCause = cause
 	if c.own.stasis {
@@ -269,7 +266,6 @@ func (s *Server) endOwnLocked(c *call, cause int) {
 		s.emitChannelLocked(c.own, "StasisEnd", nil)
 	}
 	s.destroyLocked(c.own, cause)
-	s.stats.InFlight--
 }
 
 // destroyLocked removes ch (from its bridge too) and sends

@@ -42,8 +42,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	refused := s.refuse || time.Now().Before(s.refuseUntil)
 	if refused {
-		s.stats.Refused++
-		s.changedLocked()
+		s.counters.Update(func(st *Stats) { st.Refused++ })
 	}
 	s.mu.Unlock()
 	if refused {
@@ -61,7 +60,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.conns[ec] = struct{}{}
-	s.stats.Listeners++
+	s.counters.Update(func(st *Stats) { st.Listeners++ })
 	s.mu.Unlock()
 	conn, err := websocket.Accept(w, r, nil)
 	s.mu.Lock()
@@ -76,8 +75,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		conn.CloseNow() // dropped during the handshake
 		return
 	}
-	s.stats.Connects++
-	s.changedLocked()
+	s.counters.Update(func(st *Stats) { st.Connects++ })
 	s.wg.Add(1)
 	s.mu.Unlock()
 	go s.writeEvents(ec)
@@ -125,8 +123,7 @@ func (s *Server) dropLocked(ec *eventConn) {
 	if ec.conn != nil {
 		ec.conn.CloseNow()
 	}
-	s.stats.Listeners--
-	s.changedLocked()
+	s.counters.Update(func(st *Stats) { st.Listeners-- })
 }
 
 // DropEvents closes every events websocket at once, as a network failure
@@ -164,23 +161,24 @@ func (s *Server) emitLocked(app string, ev map[string]any) {
 	if err != nil {
 		return
 	}
-	sent := false
+	sent := 0
 	for ec := range s.conns {
 		if !ec.apps[app] {
 			continue
 		}
 		select {
 		case ec.queue <- msg:
-			sent = true
-			s.stats.Events++
+			sent++
 		default:
 			s.dropLocked(ec) // too slow
 		}
 	}
-	if !sent {
-		s.stats.Dropped++
-	}
-	s.changedLocked()
+	s.counters.Update(func(st *Stats) {
+		st.Events += sent
+		if sent == 0 {
+			st.Dropped++
+		}
+	})
 }
 
 // emitChannelLocked sends an event of type typ about ch with extra fields.

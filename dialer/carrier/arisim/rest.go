@@ -30,26 +30,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if op != OpEvents {
-		s.update(func(st *Stats) { st.Requests++ })
+		s.counters.Update(func(st *Stats) { st.Requests++ })
 	}
-	if !s.authorized(r) {
+	// ARI has no 429 budget: no request counts as a create for the gate.
+	f := s.gate.Check(Request{Op: op, ID: id, Query: r.URL.Query()}, s.authorized(r), false,
+		func() *Fault { return authRequired }, nil)
+	switch {
+	case f == authRequired:
 		w.Header().Set("WWW-Authenticate", `Basic realm="Asterisk REST Interface"`)
-		s.update(func(st *Stats) { st.Unauthorized++ })
-		s.errorAnswer(w, http.StatusUnauthorized, "Authentication required")
+		s.counters.Update(func(st *Stats) { st.Unauthorized++ })
+		s.errorAnswer(w, f.Status, f.Message)
 		return
-	}
-	s.mu.Lock()
-	fault := s.fault
-	s.mu.Unlock()
-	if fault != nil {
-		if f := fault(Request{Op: op, ID: id, Query: r.URL.Query()}); f != nil {
-			s.update(func(st *Stats) { st.Faults++ })
-			if f.Originate && op == OpOriginate {
-				s.originate(&discardResponse{}, r, id)
-			}
-			s.errorAnswer(w, f.Status, f.Message)
-			return
+	case f != nil:
+		s.counters.Update(func(st *Stats) { st.Faults++ })
+		if f.Originate && op == OpOriginate {
+			s.originate(&discardResponse{}, r, id)
 		}
+		s.errorAnswer(w, f.Status, f.Message)
+		return
 	}
 	switch op {
 	case OpEvents:
@@ -98,15 +96,14 @@ func route(method string, p []string) (op, id string) {
 	return "", ""
 }
 
+// authRequired is the gate's answer to a refused request (the 401 mode or
+// wrong credentials), told from injected faults by identity.
+var authRequired = &Fault{Status: http.StatusUnauthorized, Message: "Authentication required"}
+
 // authorized checks Basic auth, or the api_key query parameter
-// (user:password), against the configured user and password.
+// (user:password), against the configured user and password (the 401 mode
+// is the gate's).
 func (s *Server) authorized(r *http.Request) bool {
-	s.mu.Lock()
-	refused := s.unauthorized
-	s.mu.Unlock()
-	if refused {
-		return false
-	}
 	user, pass, ok := r.BasicAuth()
 	if !ok {
 		user, pass, ok = strings.Cut(r.URL.Query().Get("api_key"), ":")
@@ -118,7 +115,7 @@ func (s *Server) authorized(r *http.Request) bool {
 // errorAnswer writes ARI's error body {"message": msg}.
 func (s *Server) errorAnswer(w http.ResponseWriter, status int, msg string) {
 	if status != http.StatusUnauthorized && status < 500 {
-		s.update(func(st *Stats) { st.Errors++ })
+		s.counters.Update(func(st *Stats) { st.Errors++ })
 	}
 	writeJSON(w, status, map[string]string{"message": msg})
 }
@@ -170,7 +167,7 @@ func (d *discardResponse) WriteHeader(int) {}
 // originate serves POST /ari/channels/{id}.
 func (s *Server) originate(w http.ResponseWriter, r *http.Request, id string) {
 	q := r.URL.Query()
-	s.update(func(st *Stats) { st.Originates++ })
+	s.counters.Update(func(st *Stats) { st.Originates++ })
 	endpoint, app := q.Get("endpoint"), q.Get("app")
 	tech, resource, _ := strings.Cut(endpoint, "/")
 	number, _, _ := strings.Cut(resource, "@")
@@ -203,9 +200,8 @@ func (s *Server) originate(w http.ResponseWriter, r *http.Request, id string) {
 	_, live := s.channels[id]
 	_, farLive := s.channels[farID]
 	if live || (farID != "" && farLive && strings.EqualFold(tech, "Local")) {
-		s.stats.Conflicts++
-		s.changedLocked()
 		s.requests = append(s.requests, OriginateRecord{ChannelID: id, Query: q, Variables: vars, Status: http.StatusConflict, At: time.Now()})
+		s.counters.Update(func(st *Stats) { st.Conflicts++ })
 		s.mu.Unlock()
 		s.errorAnswer(w, http.StatusConflict, "Channel with given unique ID already exists")
 		return
@@ -233,17 +229,15 @@ func (s *Server) originate(w http.ResponseWriter, r *http.Request, id string) {
 		own.name = fmt.Sprintf("%s-%08x", endpoint, s.seq)
 	}
 	s.channels[id] = own
-	s.stats.Originated++
-	s.stats.InFlight++
 	s.originates[id]++
 	s.byNumber[number]++
-	c.info = CallInfo{N: s.stats.Originated, ChannelID: id, FarChannelID: farID, Endpoint: endpoint, Number: number,
+	c.info = CallInfo{N: len(s.calls) + 1, ChannelID: id, FarChannelID: farID, Endpoint: endpoint, Number: number,
 		Attempt: s.byNumber[number], Query: q}
 	s.requests = append(s.requests, OriginateRecord{ChannelID: id, Query: q, Variables: vars, Status: http.StatusOK, At: now})
 	s.calls = append(s.calls, c)
 	script := s.script
 	snap := s.snapshot(own)
-	s.changedLocked()
+	s.counters.Update(func(st *Stats) { st.Originated++; st.InFlight++ })
 	s.mu.Unlock()
 	sc := script(c.info)
 	if sc.Outcome == "" {
@@ -264,8 +258,7 @@ func (s *Server) get(w http.ResponseWriter, id string) {
 	var snap ChannelJSON
 	if ch != nil {
 		snap = s.snapshot(ch)
-		s.stats.Gets++
-		s.changedLocked()
+		s.counters.Update(func(st *Stats) { st.Gets++ })
 	}
 	s.mu.Unlock()
 	if ch == nil {
@@ -282,14 +275,13 @@ func (s *Server) hangupRequest(w http.ResponseWriter, r *http.Request, id string
 	s.mu.Lock()
 	ch := s.channels[id]
 	if ch != nil {
-		s.stats.HangUps++
 		s.hangups = append(s.hangups, id)
 		if ch.call == nil {
 			s.endMediaLocked(ch)
 		} else {
 			ch.call.hungUpAPI = true
 		}
-		s.changedLocked()
+		s.counters.Update(func(st *Stats) { st.HangUps++ })
 	}
 	s.mu.Unlock()
 	if ch == nil {
@@ -338,11 +330,10 @@ func (s *Server) externalMedia(w http.ResponseWriter, r *http.Request) {
 		name: fmt.Sprintf("WebSocket/%s/0x%08x", q.Get("external_host"), s.seq)}
 	s.channels[id] = ch
 	s.media = append(s.media, MediaRecord{ChannelID: id, Query: q, Variables: vars})
-	s.stats.ExternalMedia++
 	ch.stasis = true
 	s.emitChannelLocked(ch, "StasisStart", map[string]any{"args": []string{}})
 	snap := s.snapshot(ch)
-	s.changedLocked()
+	s.counters.Update(func(st *Stats) { st.ExternalMedia++ })
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, snap)
 }
@@ -386,8 +377,7 @@ func (s *Server) createBridge(w http.ResponseWriter, r *http.Request) {
 	b := &bridge{id: id, typ: typ, name: q.Get("name")}
 	s.bridges[id] = b
 	s.bridgeOrder = append(s.bridgeOrder, b)
-	s.stats.Bridges++
-	s.changedLocked()
+	s.counters.Update(func(st *Stats) { st.Bridges++ })
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"id": id, "technology": "simple_bridge", "bridge_type": typ,
 		"bridge_class": "stasis", "creator": "Stasis", "name": b.name, "channels": []string{}})
@@ -421,8 +411,7 @@ func (s *Server) addChannel(w http.ResponseWriter, r *http.Request, id string) {
 			b.channels = append(b.channels, cid)
 			b.added = append(b.added, cid)
 		}
-		s.stats.AddChannels++
-		s.changedLocked()
+		s.counters.Update(func(st *Stats) { st.AddChannels++ })
 	}
 	s.mu.Unlock()
 	if status != 0 {
@@ -445,7 +434,6 @@ func (s *Server) deleteBridge(w http.ResponseWriter, id string) {
 			}
 		}
 		b.channels = nil
-		s.changedLocked()
 	}
 	s.mu.Unlock()
 	if !ok {

@@ -59,6 +59,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/outdial/outdial/dialer/carrier/internal/simkit"
 )
 
 // Defaults of a simulated Asterisk.
@@ -219,26 +221,25 @@ type Server struct {
 	closed atomic.Bool
 	wg     sync.WaitGroup // scripts and websocket writers
 
+	counters simkit.Counters[Stats]      // own lock; updated with mu held where both change
+	gate     simkit.Gate[Request, Fault] // 401 mode and injected faults
+
 	// mu guards everything below.
-	mu           sync.Mutex
-	stats        Stats
-	script       func(CallInfo) Script
-	fault        func(Request) *Fault
-	unauthorized bool
-	refuseUntil  time.Time
-	refuse       bool
-	channels     map[string]*channel // live channels by id
-	calls        []*call
-	originates   map[string]int // calls placed per channel id
-	byNumber     map[string]int // calls placed per number
-	requests     []OriginateRecord
-	media        []MediaRecord
-	bridges      map[string]*bridge
-	bridgeOrder  []*bridge
-	hangups      []string
-	conns        map[*eventConn]struct{}
-	seq          int // generated ids
-	changed      chan struct{}
+	mu          sync.Mutex
+	script      func(CallInfo) Script
+	refuseUntil time.Time
+	refuse      bool
+	channels    map[string]*channel // live channels by id
+	calls       []*call
+	originates  map[string]int // calls placed per channel id
+	byNumber    map[string]int // calls placed per number
+	requests    []OriginateRecord
+	media       []MediaRecord
+	bridges     map[string]*bridge
+	bridgeOrder []*bridge
+	hangups     []string
+	conns       map[*eventConn]struct{}
+	seq         int // generated ids
 }
 
 // New returns a simulator handler (not listening; see Start).
@@ -266,6 +267,11 @@ func New(cfg Config) *Server {
 	}
 	if s.script == nil {
 		s.script = DefaultScript
+	}
+	s.counters.Settle = func(st *Stats) {
+		if st.InFlight > st.PeakInFlight {
+			st.PeakInFlight = st.InFlight
+		}
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
@@ -331,19 +337,11 @@ func (s *Server) SetScript(f func(CallInfo) Script) {
 // SetFault sets a function asked about every request (after the
 // authentication check); a non-nil Fault is answered instead of serving it.
 // nil removes it. f may be called concurrently and may call the Server.
-func (s *Server) SetFault(f func(Request) *Fault) {
-	s.mu.Lock()
-	s.fault = f
-	s.mu.Unlock()
-}
+func (s *Server) SetFault(f func(Request) *Fault) { s.gate.SetFault(f) }
 
 // SetUnauthorized turns the 401 mode on or off: while on, every request
 // (websocket upgrades included) is refused as for a wrong password.
-func (s *Server) SetUnauthorized(on bool) {
-	s.mu.Lock()
-	s.unauthorized = on
-	s.mu.Unlock()
-}
+func (s *Server) SetUnauthorized(on bool) { s.gate.SetUnauthorized(on) }
 
 // RefuseEvents makes the events websocket refuse new connections (HTTP 503)
 // while on is true; see also RefuseEventsFor.
@@ -361,58 +359,16 @@ func (s *Server) RefuseEventsFor(d time.Duration) {
 }
 
 // Stats returns a snapshot of the counters.
-func (s *Server) Stats() Stats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stats
-}
+func (s *Server) Stats() Stats { return s.counters.Get() }
 
 // ResetPeak sets the peak to the number of calls in flight now.
 func (s *Server) ResetPeak() {
-	s.mu.Lock()
-	s.stats.PeakInFlight = s.stats.InFlight
-	s.mu.Unlock()
+	s.counters.Update(func(st *Stats) { st.PeakInFlight = st.InFlight })
 }
 
 // Wait blocks until cond holds for the counters (checked at once and after
 // every change) or ctx ends, returning ctx's error then. cond runs with the
-// simulator's lock held: it must not call the Server.
+// counters' lock held: it must not call the Server.
 func (s *Server) Wait(ctx context.Context, cond func(Stats) bool) error {
-	for {
-		s.mu.Lock()
-		if cond(s.stats) {
-			s.mu.Unlock()
-			return nil
-		}
-		if s.changed == nil {
-			s.changed = make(chan struct{})
-		}
-		ch := s.changed
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
-
-// changedLocked wakes the waiters after a change of the counters; s.mu is
-// held.
-func (s *Server) changedLocked() {
-	if s.stats.InFlight > s.stats.PeakInFlight {
-		s.stats.PeakInFlight = s.stats.InFlight
-	}
-	if s.changed != nil {
-		close(s.changed)
-		s.changed = nil
-	}
-}
-
-// update changes the counters under mu and wakes the waiters.
-func (s *Server) update(f func(st *Stats)) {
-	s.mu.Lock()
-	f(&s.stats)
-	s.changedLocked()
-	s.mu.Unlock()
+	return s.counters.Wait(ctx, cond)
 }

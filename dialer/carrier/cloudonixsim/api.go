@@ -55,33 +55,22 @@ func (s *Server) knownDomain(seg string) bool {
 // check, the domain check, the 429 budget (creates only) and the fault
 // function. It returns the fault to answer, or nil to serve the request.
 func (s *Server) admit(r *http.Request, domain string, req Request) *Fault {
+	s.counters.Update(func(st *Stats) {
+		st.Requests++
+		if req.Op == OpCreate {
+			st.CreateRequests++
+		}
+	})
 	scheme, key, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-	s.mu.Lock()
-	s.stats.Requests++
-	if req.Op == OpCreate {
-		s.stats.CreateRequests++
-	}
-	var f *Fault
-	switch {
-	case s.unauthorized || !strings.EqualFold(scheme, "Bearer") || key != s.token:
-		f = &Fault{Status: http.StatusUnauthorized, Message: "Unauthorized"}
-	case !s.knownDomain(domain):
-		f = &Fault{Status: http.StatusNotFound, Message: "Domain not found"}
-	case req.Op == OpCreate && s.limitNext > 0:
-		s.limitNext--
-		f = TooManyRequests()
-	}
-	fault := s.fault
-	s.mu.Unlock()
-	if f == nil && fault != nil {
-		f = fault(req)
-	}
-	return f
+	authorized := strings.EqualFold(scheme, "Bearer") && key == s.token
+	known := s.knownDomain(domain)
+	return s.gate.Check(admission{Request: req, knownDomain: known}, authorized, req.Op == OpCreate && known,
+		func() *Fault { return &Fault{Status: http.StatusUnauthorized, Message: "Unauthorized"} }, TooManyRequests)
 }
 
 // answerFault writes f and counts it.
 func (s *Server) answerFault(w http.ResponseWriter, f *Fault) {
-	s.update(func(st *Stats) {
+	s.counters.Update(func(st *Stats) {
 		switch f.Status {
 		case http.StatusTooManyRequests:
 			st.RateLimited++
@@ -232,7 +221,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request, domain, token, 
 		return
 	}
 	if op == OpGet {
-		s.update(func(st *Stats) { st.Fetches++ })
+		s.counters.Update(func(st *Stats) { st.Fetches++ })
 		writeJSON(w, http.StatusOK, c.session())
 		return
 	}
@@ -240,7 +229,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request, domain, token, 
 		s.reject(w, http.StatusNotFound, "Session not found")
 		return
 	}
-	s.update(func(st *Stats) { st.HangUps++ })
+	s.counters.Update(func(st *Stats) { st.HangUps++ })
 	writeJSON(w, http.StatusOK, c.session())
 }
 
@@ -293,9 +282,11 @@ func (s *Server) createApp(w http.ResponseWriter, r *http.Request, domain string
 	_, taken := s.apps[app.Name]
 	if !taken {
 		s.apps[app.Name] = app
-		s.updateLocked(func(st *Stats) { st.ApplicationsCreated++ })
 	}
 	s.mu.Unlock()
+	if !taken {
+		s.counters.Update(func(st *Stats) { st.ApplicationsCreated++ })
+	}
 	if taken {
 		s.reject(w, http.StatusConflict, "Application already exists: "+app.Name)
 		return
@@ -330,11 +321,7 @@ func (s *Server) newCall(req CreateRequest) *call {
 	c := &call{s: s, hangup: make(chan struct{})}
 	s.mu.Lock()
 	s.byTo[req.Destination]++
-	s.updateLocked(func(st *Stats) {
-		st.Created++
-		st.InFlight++
-	})
-	c.info = CallInfo{N: s.stats.Created, Token: hex.EncodeToString(b[:]), To: req.Destination, From: req.Caller(),
+	c.info = CallInfo{N: len(s.calls) + 1, Token: hex.EncodeToString(b[:]), To: req.Destination, From: req.Caller(),
 		Attempt: s.byTo[req.Destination], Request: req, Created: time.Now()}
 	c.inFlight = true
 	c.status = "new"
@@ -342,6 +329,10 @@ func (s *Server) newCall(req CreateRequest) *call {
 	s.byToken[c.info.Token] = c
 	script := s.script
 	s.mu.Unlock()
+	s.counters.Update(func(st *Stats) {
+		st.Created++
+		st.InFlight++
+	})
 	sc := script(c.info)
 	switch sc.Outcome {
 	case "":

@@ -133,7 +133,7 @@ func (c *call) end(status string, held [][]byte) {
 	c.mu.Lock()
 	c.final = true
 	c.mu.Unlock()
-	c.s.update(func(st *Stats) { st.Final++ })
+	c.s.counters.Update(func(st *Stats) { st.Final++ })
 }
 
 // leave ends the call's time in flight, once.
@@ -143,7 +143,7 @@ func (c *call) leave() {
 	c.inFlight = false
 	c.mu.Unlock()
 	if was {
-		c.s.update(func(st *Stats) { st.InFlight-- })
+		c.s.counters.Update(func(st *Stats) { st.InFlight-- })
 	}
 }
 
@@ -185,7 +185,7 @@ func (c *call) deliver(body []byte) {
 	c.mu.Lock()
 	c.callbacks = append(c.callbacks, cb)
 	c.mu.Unlock()
-	c.s.update(func(st *Stats) {
+	c.s.counters.Update(func(st *Stats) {
 		st.Callbacks++
 		if cb.Err != "" {
 			st.CallbackErrors++
@@ -263,7 +263,7 @@ func (c *call) fetchCXML() {
 	c.mu.Lock()
 	c.cxml, c.cxmlType, c.answerStatus = text, ctype, status
 	c.mu.Unlock()
-	c.s.update(func(st *Stats) { st.AnswerRequests++ })
+	c.s.counters.Update(func(st *Stats) { st.AnswerRequests++ })
 }
 
 // Session is the Session model as the simulator sends and serves it.

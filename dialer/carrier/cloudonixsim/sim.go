@@ -37,6 +37,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/outdial/outdial/dialer/carrier/internal/simkit"
 )
 
 // Defaults of a simulated domain.
@@ -225,19 +227,24 @@ type Server struct {
 	cancel    context.CancelFunc
 	closed    atomic.Bool
 	scripts   sync.WaitGroup // running call scripts
+	counters  simkit.Counters[Stats]
+	gate      simkit.Gate[admission, Fault]
 
 	// mu guards everything below. Lock order: a call's mu, then mu.
-	mu           sync.Mutex
-	stats        Stats
-	script       func(CallInfo) Script
-	fault        func(Request) *Fault
-	limitNext    int
-	unauthorized bool
-	calls        []*call
-	byToken      map[string]*call
-	byTo         map[string]int
-	apps         map[string]Application
-	changed      chan struct{} // closed on the next change; nil when nobody waits
+	mu      sync.Mutex
+	script  func(CallInfo) Script
+	calls   []*call
+	byToken map[string]*call
+	byTo    map[string]int
+	apps    map[string]Application
+}
+
+// admission is an API request as the gate sees it: the domain check comes
+// between the 401 checks and the 429 budget, so an unknown domain skips the
+// budget and is answered 404 by the gate's fault function (see SetFault).
+type admission struct {
+	Request
+	knownDomain bool
 }
 
 // New returns a simulator handler (not listening; see Start).
@@ -268,6 +275,12 @@ func New(cfg Config) *Server {
 	for _, name := range cfg.Applications {
 		s.apps[name] = Application{Name: name, Type: "cxml", Method: http.MethodGet, Active: true}
 	}
+	s.counters.Settle = func(st *Stats) {
+		if st.InFlight > st.PeakInFlight {
+			st.PeakInFlight = st.InFlight
+		}
+	}
+	s.SetFault(nil)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
 }
@@ -332,45 +345,38 @@ func (s *Server) SetScript(f func(CallInfo) Script) {
 }
 
 // SetFault sets a function asked about every API request (after the 401
-// mode, the bearer check and the TooManyRequestsNext budget); a non-nil
-// Fault is answered instead of serving the request. nil removes it. f may
-// be called concurrently and may call the Server.
+// mode, the bearer check, the domain check and the TooManyRequestsNext
+// budget); a non-nil Fault is answered instead of serving the request. nil
+// removes it. f may be called concurrently and may call the Server.
 func (s *Server) SetFault(f func(Request) *Fault) {
-	s.mu.Lock()
-	s.fault = f
-	s.mu.Unlock()
+	s.gate.SetFault(func(a admission) *Fault {
+		switch {
+		case !a.knownDomain:
+			return &Fault{Status: http.StatusNotFound, Message: "Domain not found"}
+		case f == nil:
+			return nil
+		}
+		return f(a.Request)
+	})
 }
 
-// TooManyRequestsNext answers the next n create requests with HTTP 429.
-func (s *Server) TooManyRequestsNext(n int) {
-	s.mu.Lock()
-	s.limitNext += n
-	s.mu.Unlock()
-}
+// TooManyRequestsNext answers the next n create requests with HTTP 429
+// (added to what is left of an earlier budget).
+func (s *Server) TooManyRequestsNext(n int) { s.gate.LimitNext(n) }
 
 // SetUnauthorized turns the 401 mode on or off: while on, every API request
 // is answered 401, as for a revoked API key.
-func (s *Server) SetUnauthorized(on bool) {
-	s.mu.Lock()
-	s.unauthorized = on
-	s.mu.Unlock()
-}
+func (s *Server) SetUnauthorized(on bool) { s.gate.SetUnauthorized(on) }
 
 // Stats returns a snapshot of the counters.
-func (s *Server) Stats() Stats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stats
-}
+func (s *Server) Stats() Stats { return s.counters.Get() }
 
 // PeakInFlight is Stats().PeakInFlight.
 func (s *Server) PeakInFlight() int { return s.Stats().PeakInFlight }
 
 // ResetPeak sets the peak to the current number of calls in flight.
 func (s *Server) ResetPeak() {
-	s.mu.Lock()
-	s.stats.PeakInFlight = s.stats.InFlight
-	s.mu.Unlock()
+	s.counters.Update(func(st *Stats) { st.PeakInFlight = st.InFlight })
 }
 
 // CreatesTo is the number of calls placed to destination to.
@@ -393,47 +399,13 @@ func (s *Server) CreatesByTo() map[string]int {
 
 // Wait blocks until cond holds for the counters (checked at once and after
 // every change) or ctx ends, returning ctx's error then. cond runs with the
-// simulator's lock held: it must not call the Server.
+// counters' lock held: it must not call the Server.
 func (s *Server) Wait(ctx context.Context, cond func(Stats) bool) error {
-	for {
-		s.mu.Lock()
-		if cond(s.stats) {
-			s.mu.Unlock()
-			return nil
-		}
-		if s.changed == nil {
-			s.changed = make(chan struct{})
-		}
-		ch := s.changed
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return s.counters.Wait(ctx, cond)
 }
 
 // WaitFinal blocks until at least n calls are over (Stats.Final) or ctx
 // ends.
 func (s *Server) WaitFinal(ctx context.Context, n int) error {
 	return s.Wait(ctx, func(st Stats) bool { return st.Final >= n })
-}
-
-// update changes the counters under mu and wakes the waiters.
-func (s *Server) update(f func(st *Stats)) {
-	s.mu.Lock()
-	s.updateLocked(f)
-	s.mu.Unlock()
-}
-
-func (s *Server) updateLocked(f func(st *Stats)) {
-	f(&s.stats)
-	if s.stats.InFlight > s.stats.PeakInFlight {
-		s.stats.PeakInFlight = s.stats.InFlight
-	}
-	if s.changed != nil {
-		close(s.changed)
-		s.changed = nil
-	}
 }

@@ -59,25 +59,16 @@ func (s *Server) admit(r *http.Request, account string, req Request) *Fault {
 	} else {
 		id, token, ok = r.BasicAuth()
 	}
-	s.mu.Lock()
-	s.stats.Requests++
-	if req.Op == OpCreate {
-		s.stats.CreateRequests++
-	}
-	var f *Fault
-	switch {
-	case s.unauthorized || !ok || id != s.authID || token != s.authToken || account != s.authID:
-		f = &Fault{Status: http.StatusUnauthorized, Message: "authentication credentials invalid"}
-	case req.Op == OpCreate && s.limitNext > 0:
-		s.limitNext--
-		f = TooManyRequests()
-	}
-	fault := s.fault
-	s.mu.Unlock()
-	if f == nil && fault != nil {
-		f = fault(req)
-	}
-	return f
+	s.update(func(st *Stats) {
+		st.Requests++
+		if req.Op == OpCreate {
+			st.CreateRequests++
+		}
+	})
+	return s.gate.Check(req, ok && id == s.authID && token == s.authToken && account == s.authID, req.Op == OpCreate,
+		func() *Fault {
+			return &Fault{Status: http.StatusUnauthorized, Message: "authentication credentials invalid"}
+		}, TooManyRequests)
 }
 
 // answerFault writes f and counts it.
@@ -324,8 +315,7 @@ func (s *Server) createApp(w http.ResponseWriter, r *http.Request, account strin
 	id := fmt.Sprintf("%017d", n)
 	s.mu.Lock()
 	s.apps = append(s.apps, AppRecord{AppID: id, Body: body})
-	s.stats.AppsCreated++
-	s.notifyLocked()
+	s.update(func(st *Stats) { st.AppsCreated++ }) // under mu, as in newCall
 	s.mu.Unlock()
 	writeJSON(w, http.StatusCreated, map[string]string{"api_id": newUUID(), "app_id": id, "message": "created"})
 }
@@ -356,28 +346,26 @@ func (s *Server) lookupRequest(id string) *call {
 
 // newCall registers a call created from body and chooses its script.
 func (s *Server) newCall(body map[string]string) *call {
-	c := &call{s: s}
+	c := newCallOf(s)
 	req := newUUID()
 	callID := req
 	if s.dialect == Plivo {
 		callID = newUUID()
 	}
 	s.mu.Lock()
-	s.stats.Created++
-	s.stats.InFlight++
-	if s.stats.InFlight > s.stats.PeakInFlight {
-		s.stats.PeakInFlight = s.stats.InFlight
-	}
 	to := body["to"]
 	s.byTo[to]++
-	c.info = CallInfo{N: s.stats.Created, RequestUUID: req, CallUUID: callID, To: to, From: body["from"],
+	c.info = CallInfo{N: len(s.calls) + 1, RequestUUID: req, CallUUID: callID, To: to, From: body["from"],
 		Attempt: s.byTo[to], Body: body, Created: time.Now()}
 	c.inFlight = true
 	s.calls = append(s.calls, c)
 	s.byRequest[req] = c
 	s.byCall[callID] = c
 	script := s.script
-	s.notifyLocked()
+	s.update(func(st *Stats) { // under mu: a call counted is a call listed
+		st.Created++
+		st.InFlight++
+	})
 	s.mu.Unlock()
 	c.configure(script(c.info))
 	return c

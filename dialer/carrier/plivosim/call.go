@@ -1,18 +1,20 @@
 package plivosim
 
 // One simulated call: its script's steps (time.AfterFunc) and the queue of
-// webhooks it sends, delivered in order by at most one goroutine at a time.
+// webhooks it sends (simkit.Queue), delivered in order by at most one
+// goroutine at a time.
 
 import (
 	"io"
 	"math"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/outdial/outdial/dialer/carrier/internal/simkit"
 )
 
 // maxXML bounds how much of an answer URL's answer is kept.
@@ -64,16 +66,35 @@ type call struct {
 	mdURL, amd                     string // amd: "true", "hangup" or ""
 	status                         string
 	dialled, ended, final, stopped bool
-	inFlight, pumping              bool
+	inFlight                       bool
 	answeredAt, endedAt            time.Time
 	machine                        string // "true", "false" or ""
 	duration                       int
 	source                         string // hangup source override
-	step, pumpTimer                *time.Timer
-	queue, held                    []delivery
+	step                           *time.Timer
+	q                              simkit.Queue[delivery]
+	held                           []delivery
 	xml, xmlType                   string
 	answerStatus                   int
 	callbacks                      []Callback
+}
+
+// newCallOf returns a call of s with its webhook queue wired.
+func newCallOf(s *Server) *call {
+	c := &call{s: s}
+	c.q = simkit.Queue[delivery]{
+		Lock:   &c.mu,
+		Pumps:  &s.pumps,
+		Closed: s.closed.Load,
+		Take: func(d delivery) {
+			if d.kind == KindHangup {
+				c.leave()
+			}
+		},
+		Idle:    c.maybeFinish,
+		Deliver: c.deliver,
+	}
+	return c
 }
 
 // configure reads the create body and sets the script.
@@ -226,8 +247,9 @@ func (c *call) end(status string) {
 	}
 	// Out of order: what was held back follows the hangup, latest first.
 	due := c.endedAt.Add(c.script.CallbackDelay)
-	if n := len(c.queue); n > 0 && c.queue[n-1].due.After(due) {
-		due = c.queue[n-1].due
+	// (Items already sent were due before endedAt: only queued ones count.)
+	if c.q.Len() > 0 && c.q.LastDue().After(due) {
+		due = c.q.LastDue()
 	}
 	for i := len(c.held) - 1; i >= 0; i-- {
 		d := c.held[i]
@@ -270,7 +292,7 @@ func (c *call) leave() {
 // maybeFinish counts the call as final once it ended and has nothing left
 // to send.
 func (c *call) maybeFinish() {
-	if c.ended && !c.final && !c.pumping && len(c.queue) == 0 && len(c.held) == 0 {
+	if c.ended && !c.final && !c.q.Busy() && len(c.held) == 0 {
 		c.final = true
 		c.s.update(func(st *Stats) { st.Final++ })
 	}
@@ -305,55 +327,10 @@ func (c *call) callback(kind string, p url.Values) {
 	}
 }
 
-// enqueue inserts d in due order and makes sure a pump runs; a pump
-// waiting for a later head is woken.
+// enqueue queues d for delivery at d.due, after every webhook due no
+// later.
 func (c *call) enqueue(d delivery) {
-	i := sort.Search(len(c.queue), func(i int) bool { return c.queue[i].due.After(d.due) })
-	c.queue = append(c.queue, delivery{})
-	copy(c.queue[i+1:], c.queue[i:])
-	c.queue[i] = d
-	if c.stopped || c.s.closed.Load() {
-		return
-	}
-	switch {
-	case !c.pumping:
-		c.pumping = true
-		c.s.pumps.Add(1)
-		go c.pump()
-	case i == 0 && c.pumpTimer != nil && c.pumpTimer.Stop():
-		c.pumpTimer = nil
-		go c.pump()
-	}
-}
-
-// pump delivers the queue in order, waiting (time.AfterFunc) for items not
-// due yet.
-func (c *call) pump() {
-	for {
-		c.mu.Lock()
-		c.pumpTimer = nil
-		if len(c.queue) == 0 || c.stopped || c.s.closed.Load() {
-			c.pumping = false
-			c.maybeFinish()
-			c.mu.Unlock()
-			c.s.pumps.Done()
-			return
-		}
-		d := c.queue[0]
-		if wait := time.Until(d.due); wait > 0 {
-			c.pumpTimer = time.AfterFunc(wait, c.pump)
-			c.mu.Unlock()
-			return
-		}
-		c.queue[0] = delivery{}
-		c.queue = c.queue[1:]
-		if d.kind == KindHangup {
-			c.leave()
-		}
-		target, m := c.target(d.kind)
-		c.mu.Unlock()
-		c.deliver(d, target, m)
-	}
+	c.q.Push(d, d.due)
 }
 
 // target is the URL and method of a kind of webhook.
@@ -377,16 +354,15 @@ func (c *call) stop() {
 	if c.step != nil {
 		c.step.Stop()
 	}
-	if c.pumpTimer != nil && c.pumpTimer.Stop() {
-		c.pumpTimer = nil
-		c.pumping = false
-		c.s.pumps.Done()
-	}
+	c.q.Stop()
 }
 
 // deliver sends one webhook, signed as the dialect signs it, and records
 // the answer.
-func (c *call) deliver(d delivery, target, m string) {
+func (c *call) deliver(d delivery) {
+	c.mu.Lock()
+	target, m := c.target(d.kind)
+	c.mu.Unlock()
 	req, err := c.s.signedRequest(c.s.ctx, c.s.authToken, target, m, d.params)
 	status, body, ctype := 0, "", ""
 	if err == nil {

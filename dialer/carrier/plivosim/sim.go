@@ -54,6 +54,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/outdial/outdial/dialer/carrier/internal/simkit"
 )
 
 // Dialect selects the API the simulator speaks.
@@ -264,19 +266,18 @@ type Server struct {
 	closed atomic.Bool
 	pumps  sync.WaitGroup // goroutines delivering webhooks
 
-	// mu guards everything below. Lock order: a call's mu, then mu.
-	mu           sync.Mutex
-	stats        Stats
-	script       func(CallInfo) Script
-	fault        func(Request) *Fault
-	limitNext    int
-	unauthorized bool
-	calls        []*call
-	byRequest    map[string]*call
-	byCall       map[string]*call
-	byTo         map[string]int
-	apps         []AppRecord
-	changed      chan struct{} // closed on the next change; nil when nobody waits
+	stats simkit.Counters[Stats]      // own lock, taken last
+	gate  simkit.Gate[Request, Fault] // own lock, taken last
+
+	// mu guards everything below. Lock order: a call's mu, then mu, then
+	// the counters' and the gate's own locks.
+	mu        sync.Mutex
+	script    func(CallInfo) Script
+	calls     []*call
+	byRequest map[string]*call
+	byCall    map[string]*call
+	byTo      map[string]int
+	apps      []AppRecord
 }
 
 // New returns a simulator handler (not listening; see Start).
@@ -317,6 +318,11 @@ func New(cfg Config) *Server {
 	}
 	if s.script == nil {
 		s.script = DefaultScript
+	}
+	s.stats.Settle = func(st *Stats) {
+		if st.InFlight > st.PeakInFlight {
+			st.PeakInFlight = st.InFlight
+		}
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
@@ -397,33 +403,18 @@ func (s *Server) SetScript(f func(CallInfo) Script) {
 // authentication check and the TooManyRequestsNext budget); a non-nil
 // Fault is answered instead of serving the request. nil removes it. f may
 // be called concurrently and may call the Server.
-func (s *Server) SetFault(f func(Request) *Fault) {
-	s.mu.Lock()
-	s.fault = f
-	s.mu.Unlock()
-}
+func (s *Server) SetFault(f func(Request) *Fault) { s.gate.SetFault(f) }
 
-// TooManyRequestsNext answers the next n call creates with HTTP 429.
-func (s *Server) TooManyRequestsNext(n int) {
-	s.mu.Lock()
-	s.limitNext += n
-	s.mu.Unlock()
-}
+// TooManyRequestsNext answers the next n call creates with HTTP 429 (n
+// is added to what is left of an earlier budget).
+func (s *Server) TooManyRequestsNext(n int) { s.gate.LimitNext(n) }
 
 // SetUnauthorized turns the 401 mode on or off: while on, every API
 // request is answered 401, as for a wrong auth token.
-func (s *Server) SetUnauthorized(on bool) {
-	s.mu.Lock()
-	s.unauthorized = on
-	s.mu.Unlock()
-}
+func (s *Server) SetUnauthorized(on bool) { s.gate.SetUnauthorized(on) }
 
 // Stats returns a snapshot of the counters.
-func (s *Server) Stats() Stats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stats
-}
+func (s *Server) Stats() Stats { return s.stats.Get() }
 
 // PeakInFlight is Stats().PeakInFlight.
 func (s *Server) PeakInFlight() int { return s.Stats().PeakInFlight }
@@ -449,25 +440,9 @@ func (s *Server) CreatesByTo() map[string]int {
 
 // Wait blocks until cond holds for the counters (checked at once and after
 // every change) or ctx ends, returning ctx's error then. cond runs with the
-// simulator's lock held: it must not call the Server.
+// counters' lock held: it must not call the Server.
 func (s *Server) Wait(ctx context.Context, cond func(Stats) bool) error {
-	for {
-		s.mu.Lock()
-		if cond(s.stats) {
-			s.mu.Unlock()
-			return nil
-		}
-		if s.changed == nil {
-			s.changed = make(chan struct{})
-		}
-		ch := s.changed
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return s.stats.Wait(ctx, cond)
 }
 
 // WaitFinal blocks until at least n calls are over or ctx ends.
@@ -475,21 +450,5 @@ func (s *Server) WaitFinal(ctx context.Context, n int) error {
 	return s.Wait(ctx, func(st Stats) bool { return st.Final >= n })
 }
 
-// update changes the counters under mu and wakes the waiters.
-func (s *Server) update(f func(st *Stats)) {
-	s.mu.Lock()
-	f(&s.stats)
-	if s.stats.InFlight > s.stats.PeakInFlight {
-		s.stats.PeakInFlight = s.stats.InFlight
-	}
-	s.notifyLocked()
-	s.mu.Unlock()
-}
-
-// notifyLocked wakes the waiters; mu is held.
-func (s *Server) notifyLocked() {
-	if s.changed != nil {
-		close(s.changed)
-		s.changed = nil
-	}
-}
+// update changes the counters and wakes the waiters.
+func (s *Server) update(f func(st *Stats)) { s.stats.Update(f) }

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/outdial/outdial/dialer/carrier/internal/simkit"
 )
 
 // commandWindow is how long Telnyx remembers a dial's command_id.
@@ -62,26 +64,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // key check, the 429 budget (dials only) and the fault function. It returns
 // the fault to answer, or nil to serve the request.
 func (s *Server) admit(r *http.Request, req Request) *Fault {
-	auth := r.Header.Get("Authorization")
-	s.mu.Lock()
-	s.stats.Requests++
-	if req.Op == OpDial {
-		s.stats.DialRequests++
-	}
-	var f *Fault
-	switch {
-	case s.unauthorized || auth != "Bearer "+s.apiKey:
-		f = Unauthorized()
-	case req.Op == OpDial && s.limitNext > 0:
-		s.limitNext--
-		f = TooManyDials()
-	}
-	fault := s.fault
-	s.mu.Unlock()
-	if f == nil && fault != nil {
-		f = fault(req)
-	}
-	return f
+	s.update(func(st *Stats) {
+		st.Requests++
+		if req.Op == OpDial {
+			st.DialRequests++
+		}
+	})
+	authorized := r.Header.Get("Authorization") == "Bearer "+s.apiKey
+	return s.gate.Check(req, authorized, req.Op == OpDial, Unauthorized, TooManyDials)
 }
 
 // answerFault writes f and counts it.
@@ -352,9 +342,8 @@ func (s *Server) createApplication(w http.ResponseWriter, r *http.Request) {
 	a.ID = strconv.FormatInt(1293384261075731500+int64(len(s.apps)), 10)
 	s.appsByID[a.ID] = len(s.apps)
 	s.apps = append(s.apps, a)
-	s.stats.Applications++
-	s.wakeLocked()
 	s.mu.Unlock()
+	s.update(func(st *Stats) { st.Applications++ })
 	writeJSON(w, http.StatusCreated, map[string]any{"data": map[string]any{
 		"id": a.ID, "record_type": "call_control_application", "application_name": a.ApplicationName,
 		"webhook_event_url": a.WebhookEventURL, "webhook_api_version": a.WebhookAPIVersion, "active": a.Active,
@@ -384,14 +373,11 @@ func (s *Server) newCall(d DialRequest) (c *call, repeat bool) {
 			return prev.c, true
 		}
 	}
-	s.stats.Dialled++
-	s.stats.InFlight++
-	if s.stats.InFlight > s.stats.PeakInFlight {
-		s.stats.PeakInFlight = s.stats.InFlight
-	}
 	s.byTo[d.To]++
 	c = &call{s: s, inFlight: true}
-	c.info = CallInfo{N: s.stats.Dialled, CallControlID: "v3:" + randomToken(30), CallLegID: newUUID(),
+	c.q = simkit.Queue[delivery]{Lock: &c.mu, Pumps: &s.pumps, Closed: s.closed.Load,
+		Take: c.take, Idle: c.maybeFinish, Deliver: c.deliver}
+	c.info = CallInfo{N: len(s.calls) + 1, CallControlID: "v3:" + randomToken(30), CallLegID: newUUID(),
 		CallSessionID: newUUID(), To: d.To, From: d.From, Attempt: s.byTo[d.To], Dial: d, Created: s.now()}
 	c.url = d.WebhookURL
 	if c.url == "" {
@@ -403,7 +389,12 @@ func (s *Server) newCall(d DialRequest) (c *call, repeat bool) {
 		s.commands[d.CommandID] = dialCommand{c: c, at: now}
 	}
 	script := s.script
-	s.wakeLocked()
+	// Counted under mu, after the call is recorded: N and the count agree,
+	// and a waiter for Dialled finds the call in Calls.
+	s.update(func(st *Stats) {
+		st.Dialled++
+		st.InFlight++
+	})
 	s.mu.Unlock()
 	c.configure(script(c.info))
 	return c, false

@@ -1,7 +1,7 @@
 package telnyxsim
 
 // One simulated call: its script's steps (time.AfterFunc) and the queue of
-// events it sends, delivered in order by at most one goroutine at a time.
+// events it sends (simkit.Queue).
 
 import (
 	"bytes"
@@ -10,9 +10,10 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"sort"
 	"sync"
 	"time"
+
+	"github.com/outdial/outdial/dialer/carrier/internal/simkit"
 )
 
 // telnyxTime is the timestamp format of Telnyx events (RFC 3339, UTC,
@@ -24,7 +25,6 @@ type delivery struct {
 	eventType string
 	body      []byte // the JSON envelope, fixed when the event happened
 	final     bool   // call.hangup
-	due       time.Time
 }
 
 // call is one dialled call: its script, state, event queue and records.
@@ -40,9 +40,8 @@ type call struct {
 	answeredAt, endedAt time.Time
 	hangupCause         string
 	step, talkTimer     *time.Timer
-	pumpTimer           *time.Timer
-	queue, held         []delivery // queue is sorted by due (stable)
-	pumping             bool
+	q                   simkit.Queue[delivery]
+	held                []delivery // events held back (OutOfOrder)
 	ended, inFlight     bool
 	final, stopped      bool
 	commands            []Command
@@ -241,15 +240,14 @@ func (c *call) end(cause, source, sip string) {
 	}
 	// Out of order: what was held back follows the final, latest first.
 	due := time.Now().Add(c.script.EventDelay)
-	if n := len(c.queue); n > 0 && c.queue[n-1].due.After(due) {
-		due = c.queue[n-1].due
+	if c.q.Len() > 0 && c.q.LastDue().After(due) {
+		due = c.q.LastDue()
 	}
 	for i := len(c.held) - 1; i >= 0; i-- {
 		d := c.held[i]
-		d.due = due
-		c.enqueue(d)
+		c.push(d, due)
 		if c.script.Duplicate {
-			c.enqueue(d)
+			c.push(d, due)
 		}
 	}
 	c.held = nil
@@ -268,7 +266,7 @@ func (c *call) leave() {
 // maybeFinish counts the call as final once it ended and has nothing left
 // to send.
 func (c *call) maybeFinish() {
-	if c.ended && !c.final && !c.pumping && len(c.queue) == 0 && len(c.held) == 0 {
+	if c.ended && !c.final && !c.q.Busy() && len(c.held) == 0 {
 		c.final = true
 		c.s.update(func(st *Stats) { st.Final++ })
 	}
@@ -296,64 +294,28 @@ func (c *call) event(eventType string, extra map[string]any) {
 		"occurred_at": now.UTC().Format(telnyxTime), "payload": p}, "meta": map[string]any{"attempt": 1, "delivered_to": c.url}}
 	body, _ := json.Marshal(env) // maps of strings always encode
 	final := eventType == "call.hangup"
-	d := delivery{eventType: eventType, body: body, final: final, due: time.Now().Add(c.script.EventDelay)}
+	d := delivery{eventType: eventType, body: body, final: final}
 	if c.script.OutOfOrder && !final && !c.ended {
 		c.held = append(c.held, d)
 		return
 	}
-	c.enqueue(d)
+	due := time.Now().Add(c.script.EventDelay)
+	c.push(d, due)
 	if c.script.Duplicate {
-		c.enqueue(d)
+		c.push(d, due)
 	}
 }
 
-// enqueue inserts d in due order (after every item due no later) and makes
-// sure a pump runs. A pump waiting for a later head is woken.
-func (c *call) enqueue(d delivery) {
-	i := sort.Search(len(c.queue), func(i int) bool { return c.queue[i].due.After(d.due) })
-	c.queue = append(c.queue, delivery{})
-	copy(c.queue[i+1:], c.queue[i:])
-	c.queue[i] = d
-	if c.stopped || c.s.closed.Load() {
-		return
-	}
-	switch {
-	case !c.pumping:
-		c.pumping = true
-		c.s.pumps.Add(1)
-		go c.pump()
-	case i == 0 && c.pumpTimer != nil && c.pumpTimer.Stop():
-		c.pumpTimer = nil
-		go c.pump()
-	}
+// push queues d, due at due (mu held).
+func (c *call) push(d delivery, due time.Time) {
+	c.q.Push(d, due)
 }
 
-// pump delivers the queue in order, waiting (time.AfterFunc, not a sleeping
-// goroutine) for items not due yet.
-func (c *call) pump() {
-	for {
-		c.mu.Lock()
-		c.pumpTimer = nil
-		if len(c.queue) == 0 || c.stopped || c.s.closed.Load() {
-			c.pumping = false
-			c.maybeFinish()
-			c.mu.Unlock()
-			c.s.pumps.Done()
-			return
-		}
-		d := c.queue[0]
-		if wait := time.Until(d.due); wait > 0 {
-			c.pumpTimer = time.AfterFunc(wait, c.pump)
-			c.mu.Unlock()
-			return
-		}
-		c.queue[0] = delivery{}
-		c.queue = c.queue[1:]
-		if d.final {
-			c.leave()
-		}
-		c.mu.Unlock()
-		c.deliver(d)
+// take sees d leave the queue (mu held): the call is no longer in flight
+// once its call.hangup starts going out.
+func (c *call) take(d delivery) {
+	if d.final {
+		c.leave()
 	}
 }
 
@@ -367,11 +329,7 @@ func (c *call) stop() {
 			t.Stop()
 		}
 	}
-	if c.pumpTimer != nil && c.pumpTimer.Stop() {
-		c.pumpTimer = nil
-		c.pumping = false
-		c.s.pumps.Done()
-	}
+	c.q.Stop()
 }
 
 // deliver signs and posts one event and records the answer.

@@ -61,6 +61,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/outdial/outdial/dialer/carrier/internal/simkit"
 )
 
 // DefaultAPIKey is the API key a simulated account accepts by default.
@@ -137,20 +139,19 @@ type Server struct {
 	pumps  sync.WaitGroup
 	nowFn  atomic.Pointer[func() time.Time]
 
+	// counters has its own lock, taken last: after a call's mu and mu.
+	counters simkit.Counters[Stats]
+	gate     simkit.Gate[Request, Fault]
+
 	// mu guards everything below. Lock order: a call's mu, then mu.
-	mu           sync.Mutex
-	stats        Stats
-	script       func(CallInfo) Script
-	fault        func(Request) *Fault
-	limitNext    int
-	unauthorized bool
-	calls        []*call
-	byID         map[string]*call
-	byTo         map[string]int
-	commands     map[string]dialCommand // command_id → first dial
-	apps         []Application
-	appsByID     map[string]int
-	changed      chan struct{}
+	mu       sync.Mutex
+	script   func(CallInfo) Script
+	calls    []*call
+	byID     map[string]*call
+	byTo     map[string]int
+	commands map[string]dialCommand // command_id → first dial
+	apps     []Application
+	appsByID map[string]int
 }
 
 // dialCommand remembers a dial's command_id for Telnyx's 60 s dedupe.
@@ -184,6 +185,11 @@ func New(cfg Config) *Server {
 	}
 	s.apps = []Application{{ID: DefaultConnectionID, ApplicationName: "default"}}
 	s.appsByID[DefaultConnectionID] = 0
+	s.counters.Settle = func(st *Stats) {
+		if st.InFlight > st.PeakInFlight {
+			st.PeakInFlight = st.InFlight
+		}
+	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
 }
@@ -284,43 +290,23 @@ func (s *Server) SetScript(f func(CallInfo) Script) {
 // authentication check and the TooManyDialsNext budget); a non-nil Fault is
 // answered instead. nil removes it. f may be called concurrently and may
 // call the Server.
-func (s *Server) SetFault(f func(Request) *Fault) {
-	s.mu.Lock()
-	s.fault = f
-	s.mu.Unlock()
-}
+func (s *Server) SetFault(f func(Request) *Fault) { s.gate.SetFault(f) }
 
 // TooManyDialsNext answers the next n dials with HTTP 429 and error 90103.
-func (s *Server) TooManyDialsNext(n int) {
-	s.mu.Lock()
-	s.limitNext += n
-	s.mu.Unlock()
-}
+func (s *Server) TooManyDialsNext(n int) { s.gate.LimitNext(n) }
 
 // SetUnauthorized turns the 401 mode on or off: while on, every API request
 // is answered 401, as for a revoked API key.
-func (s *Server) SetUnauthorized(on bool) {
-	s.mu.Lock()
-	s.unauthorized = on
-	s.mu.Unlock()
-}
+func (s *Server) SetUnauthorized(on bool) { s.gate.SetUnauthorized(on) }
 
 // Stats returns a snapshot of the counters.
-func (s *Server) Stats() Stats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stats
-}
+func (s *Server) Stats() Stats { return s.counters.Get() }
 
 // PeakInFlight is Stats().PeakInFlight.
 func (s *Server) PeakInFlight() int { return s.Stats().PeakInFlight }
 
 // ResetPeak sets the peak to the current number of calls in flight.
-func (s *Server) ResetPeak() {
-	s.mu.Lock()
-	s.stats.PeakInFlight = s.stats.InFlight
-	s.mu.Unlock()
-}
+func (s *Server) ResetPeak() { s.update(func(st *Stats) { st.PeakInFlight = st.InFlight }) }
 
 // DialsTo is the number of calls dialled to number to.
 func (s *Server) DialsTo(to string) int {
@@ -331,25 +317,9 @@ func (s *Server) DialsTo(to string) int {
 
 // Wait blocks until cond holds for the counters (checked at once and after
 // every change) or ctx ends, returning ctx's error then. cond runs with the
-// simulator's lock held: it must not call the Server.
+// counters' lock held: it must not call the Server.
 func (s *Server) Wait(ctx context.Context, cond func(Stats) bool) error {
-	for {
-		s.mu.Lock()
-		if cond(s.stats) {
-			s.mu.Unlock()
-			return nil
-		}
-		if s.changed == nil {
-			s.changed = make(chan struct{})
-		}
-		ch := s.changed
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return s.counters.Wait(ctx, cond)
 }
 
 // WaitFinal blocks until at least n calls are over or ctx ends.
@@ -357,21 +327,5 @@ func (s *Server) WaitFinal(ctx context.Context, n int) error {
 	return s.Wait(ctx, func(st Stats) bool { return st.Final >= n })
 }
 
-// update changes the counters under mu and wakes the waiters.
-func (s *Server) update(f func(st *Stats)) {
-	s.mu.Lock()
-	f(&s.stats)
-	if s.stats.InFlight > s.stats.PeakInFlight {
-		s.stats.PeakInFlight = s.stats.InFlight
-	}
-	s.wakeLocked()
-	s.mu.Unlock()
-}
-
-// wakeLocked wakes the waiters; mu is held.
-func (s *Server) wakeLocked() {
-	if s.changed != nil {
-		close(s.changed)
-		s.changed = nil
-	}
-}
+// update changes the counters and wakes the waiters.
+func (s *Server) update(f func(st *Stats)) { s.counters.Update(f) }

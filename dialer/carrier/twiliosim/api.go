@@ -53,30 +53,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // returns the fault to answer, or nil to serve the request.
 func (s *Server) admit(r *http.Request, account string, req Request) *Fault {
 	user, pass, ok := r.BasicAuth()
-	s.mu.Lock()
-	s.stats.Requests++
-	if req.Op == OpCreate {
-		s.stats.CreateRequests++
-	}
-	var f *Fault
-	switch {
-	case s.unauthorized || !ok || user != s.accountSID || pass != s.authToken || account != s.accountSID:
-		f = &Fault{Status: http.StatusUnauthorized, Code: 20003, Message: "Authenticate"}
-	case req.Op == OpCreate && s.limitNext > 0:
-		s.limitNext--
-		f = TooManyRequests()
-	}
-	fault := s.fault
-	s.mu.Unlock()
-	if f == nil && fault != nil {
-		f = fault(req)
-	}
-	return f
+	create := req.Op == OpCreate
+	s.counters.Update(func(st *Stats) {
+		st.Requests++
+		if create {
+			st.CreateRequests++
+		}
+	})
+	authorized := ok && user == s.accountSID && pass == s.authToken && account == s.accountSID
+	return s.gate.Check(req, authorized, create, unauthorized, TooManyRequests)
+}
+
+// unauthorized is the 401 Twilio answers for wrong credentials.
+func unauthorized() *Fault {
+	return &Fault{Status: http.StatusUnauthorized, Code: 20003, Message: "Authenticate"}
 }
 
 // answerFault writes f and counts it.
 func (s *Server) answerFault(w http.ResponseWriter, f *Fault) {
-	s.update(func(st *Stats) {
+	s.counters.Update(func(st *Stats) {
 		switch f.Status {
 		case http.StatusTooManyRequests:
 			st.RateLimited++
@@ -178,7 +173,7 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request, account, sid stri
 		s.reject(w, http.StatusNotFound, 20404, "The requested resource /2010-04-01/Accounts/"+s.accountSID+"/Calls/"+sid+".json was not found")
 		return
 	}
-	s.update(func(st *Stats) { st.Fetches++ })
+	s.counters.Update(func(st *Stats) { st.Fetches++ })
 	writeJSON(w, http.StatusOK, c.resource())
 }
 
@@ -207,7 +202,7 @@ func (s *Server) updateCall(w http.ResponseWriter, r *http.Request, account, sid
 		return
 	}
 	c.hangUp(status)
-	s.update(func(st *Stats) { st.HangUps++ })
+	s.counters.Update(func(st *Stats) { st.HangUps++ })
 	writeJSON(w, http.StatusOK, c.resource())
 }
 
@@ -221,27 +216,24 @@ func (s *Server) lookup(sid string) *call {
 func (s *Server) newCall(form url.Values) *call {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // never fails
-	c := &call{s: s}
+	c := makeCall(s)
 	now := time.Now()
 	s.mu.Lock()
-	s.stats.Created++
-	s.stats.InFlight++
-	if s.stats.InFlight > s.stats.PeakInFlight {
-		s.stats.PeakInFlight = s.stats.InFlight
-	}
 	to := form.Get("To")
 	s.byTo[to]++
-	c.info = CallInfo{N: s.stats.Created, SID: "CA" + hex.EncodeToString(b[:]), To: to, From: form.Get("From"),
+	c.info = CallInfo{N: len(s.calls) + 1, SID: "CA" + hex.EncodeToString(b[:]), To: to, From: form.Get("From"),
 		Attempt: s.byTo[to], Form: form, Created: now}
 	c.inFlight = true
 	s.calls = append(s.calls, c)
 	s.bySID[c.info.SID] = c
 	script := s.script
-	if s.changed != nil {
-		close(s.changed)
-		s.changed = nil
-	}
 	s.mu.Unlock()
+	// The call is registered before it is counted: whoever waits for
+	// Created finds it in Calls.
+	s.counters.Update(func(st *Stats) {
+		st.Created++
+		st.InFlight++
+	})
 	c.configure(script(c.info))
 	return c
 }

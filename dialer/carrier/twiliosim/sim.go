@@ -46,6 +46,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/outdial/outdial/dialer/carrier/internal/simkit"
 )
 
 // Default credentials of a simulated account.
@@ -235,18 +237,17 @@ type Server struct {
 	closed atomic.Bool
 	pumps  sync.WaitGroup // goroutines delivering webhooks
 
+	counters simkit.Counters[Stats]
+	gate     simkit.Gate[Request, Fault]
+
 	// mu guards everything below. Lock order: a call's mu, then mu; never
-	// the other way round.
-	mu           sync.Mutex
-	stats        Stats
-	script       func(CallInfo) Script
-	fault        func(Request) *Fault
-	limitNext    int
-	unauthorized bool
-	calls        []*call
-	bySID        map[string]*call
-	byTo         map[string]int
-	changed      chan struct{} // closed on the next change; nil when nobody waits
+	// the other way round. The counters' and the gate's own locks are taken
+	// last.
+	mu     sync.Mutex
+	script func(CallInfo) Script
+	calls  []*call
+	bySID  map[string]*call
+	byTo   map[string]int
 }
 
 // New returns a simulator handler (not listening; see Start).
@@ -281,6 +282,11 @@ func New(cfg Config) *Server {
 	}
 	if s.script == nil {
 		s.script = DefaultScript
+	}
+	s.counters.Settle = func(st *Stats) {
+		if st.InFlight > st.PeakInFlight {
+			st.PeakInFlight = st.InFlight
+		}
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
@@ -352,34 +358,18 @@ func (s *Server) SetScript(f func(CallInfo) Script) {
 // authentication check and the TooManyRequestsNext budget); a non-nil Fault
 // is answered instead of serving the request. nil removes it. f may be
 // called concurrently and may call the Server.
-func (s *Server) SetFault(f func(Request) *Fault) {
-	s.mu.Lock()
-	s.fault = f
-	s.mu.Unlock()
-}
+func (s *Server) SetFault(f func(Request) *Fault) { s.gate.SetFault(f) }
 
 // TooManyRequestsNext answers the next n create requests with HTTP 429 and
 // error 20429 (added to any budget left).
-func (s *Server) TooManyRequestsNext(n int) {
-	s.mu.Lock()
-	s.limitNext += n
-	s.mu.Unlock()
-}
+func (s *Server) TooManyRequestsNext(n int) { s.gate.LimitNext(n) }
 
 // SetUnauthorized turns the 401 mode on or off: while on, every API request
 // is answered 401 with error 20003, as for a wrong auth token.
-func (s *Server) SetUnauthorized(on bool) {
-	s.mu.Lock()
-	s.unauthorized = on
-	s.mu.Unlock()
-}
+func (s *Server) SetUnauthorized(on bool) { s.gate.SetUnauthorized(on) }
 
 // Stats returns a snapshot of the counters.
-func (s *Server) Stats() Stats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stats
-}
+func (s *Server) Stats() Stats { return s.counters.Get() }
 
 // InFlight is Stats().InFlight.
 func (s *Server) InFlight() int { return s.Stats().InFlight }
@@ -390,9 +380,7 @@ func (s *Server) PeakInFlight() int { return s.Stats().PeakInFlight }
 // ResetPeak sets the peak to the current number of calls in flight, to
 // measure one phase of a test.
 func (s *Server) ResetPeak() {
-	s.mu.Lock()
-	s.stats.PeakInFlight = s.stats.InFlight
-	s.mu.Unlock()
+	s.counters.Update(func(st *Stats) { st.PeakInFlight = st.InFlight })
 }
 
 // CreatesTo is the number of calls created to number to.
@@ -415,43 +403,13 @@ func (s *Server) CreatesByTo() map[string]int {
 
 // Wait blocks until cond holds for the counters (checked at once and after
 // every change) or ctx ends, returning ctx's error then. cond runs with the
-// simulator's lock held: it must not call the Server.
+// counters' lock held: it must not call the Server.
 func (s *Server) Wait(ctx context.Context, cond func(Stats) bool) error {
-	for {
-		s.mu.Lock()
-		if cond(s.stats) {
-			s.mu.Unlock()
-			return nil
-		}
-		if s.changed == nil {
-			s.changed = make(chan struct{})
-		}
-		ch := s.changed
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return s.counters.Wait(ctx, cond)
 }
 
 // WaitFinal blocks until at least n calls are over (Stats.Final) or ctx
 // ends.
 func (s *Server) WaitFinal(ctx context.Context, n int) error {
 	return s.Wait(ctx, func(st Stats) bool { return st.Final >= n })
-}
-
-// update changes the counters under mu and wakes the waiters.
-func (s *Server) update(f func(st *Stats)) {
-	s.mu.Lock()
-	f(&s.stats)
-	if s.stats.InFlight > s.stats.PeakInFlight {
-		s.stats.PeakInFlight = s.stats.InFlight
-	}
-	if s.changed != nil {
-		close(s.changed)
-		s.changed = nil
-	}
-	s.mu.Unlock()
 }

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/outdial/outdial/dialer/carrier/internal/simkit"
 )
 
 const callsPath = "/v1/calls"
@@ -50,31 +52,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the fault to answer, or nil to serve the request.
 func (s *Server) admit(r *http.Request, req Request) *Fault {
 	authErr := s.verifyAPIToken(r.Header.Get("Authorization"), time.Now())
-	s.mu.Lock()
-	s.stats.Requests++
-	if req.Op == OpCreate {
-		s.stats.CreateRequests++
-	}
-	var f *Fault
-	switch {
-	case s.unauthorized || authErr != nil:
-		f = &Fault{Status: http.StatusUnauthorized, Type: "unauthorized", Title: "Unauthorized",
+	s.counters.Update(func(st *Stats) {
+		st.Requests++
+		if req.Op == OpCreate {
+			st.CreateRequests++
+		}
+	})
+	return s.gate.Check(req, authErr == nil, req.Op == OpCreate, func() *Fault {
+		return &Fault{Status: http.StatusUnauthorized, Type: "unauthorized", Title: "Unauthorized",
 			Detail: "You did not provide correct credentials."}
-	case req.Op == OpCreate && s.limitNext > 0:
-		s.limitNext--
-		f = TooManyRequests()
-	}
-	fault := s.fault
-	s.mu.Unlock()
-	if f == nil && fault != nil {
-		f = fault(req)
-	}
-	return f
+	}, TooManyRequests)
 }
 
 // answerFault writes f and counts it.
 func (s *Server) answerFault(w http.ResponseWriter, f *Fault) {
-	s.update(func(st *Stats) {
+	s.counters.Update(func(st *Stats) {
 		switch f.Status {
 		case http.StatusTooManyRequests:
 			st.RateLimited++
@@ -98,7 +90,7 @@ type invalid struct {
 
 // reject answers a validation error and counts it.
 func (s *Server) reject(w http.ResponseWriter, params []invalid) {
-	s.update(func(st *Stats) { st.Rejected++ })
+	s.counters.Update(func(st *Stats) { st.Rejected++ })
 	writeProblem(w, http.StatusBadRequest, "validation", "Bad Request", "The request failed due to validation errors", params)
 }
 
@@ -211,7 +203,7 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request, uuid string) {
 			Detail: "Call " + uuid + " does not exist"})
 		return
 	}
-	s.update(func(st *Stats) { st.Fetches++ })
+	s.counters.Update(func(st *Stats) { st.Fetches++ })
 	writeJSON(w, http.StatusOK, c.resource())
 }
 
@@ -237,7 +229,7 @@ func (s *Server) updateCall(w http.ResponseWriter, r *http.Request, uuid string)
 			Detail: "Call " + uuid + " is not in progress"})
 		return
 	}
-	s.update(func(st *Stats) { st.HangUps++ })
+	s.counters.Update(func(st *Stats) { st.HangUps++ })
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -250,25 +242,28 @@ func (s *Server) lookup(uuid string) *call {
 // newCall registers a call created from cr and chooses its script.
 func (s *Server) newCall(cr CreateRequest) *call {
 	c := &call{s: s}
+	c.q = simkit.Queue[delivery]{Lock: &c.mu, Pumps: &s.pumps, Closed: s.closed.Load,
+		Take: func(d delivery) {
+			if d.final {
+				c.leave()
+			}
+		},
+		Idle: c.maybeFinish, Deliver: c.deliver}
 	now := time.Now()
 	s.mu.Lock()
-	s.stats.Created++
-	s.stats.InFlight++
-	if s.stats.InFlight > s.stats.PeakInFlight {
-		s.stats.PeakInFlight = s.stats.InFlight
-	}
 	to := cr.To[0].Number
 	s.byTo[to]++
-	c.info = CallInfo{N: s.stats.Created, UUID: newUUID(), ConversationUUID: "CON-" + newUUID(), To: to,
+	c.info = CallInfo{N: len(s.calls) + 1, UUID: newUUID(), ConversationUUID: "CON-" + newUUID(), To: to,
 		From: cr.From.Number, Attempt: s.byTo[to], Request: cr, Created: now}
 	c.inFlight = true
 	s.calls = append(s.calls, c)
 	s.byUUID[c.info.UUID] = c
 	script := s.script
-	if s.changed != nil {
-		close(s.changed)
-		s.changed = nil
-	}
+	// Counted before the call can be looked up (and hung up): mu held.
+	s.counters.Update(func(st *Stats) {
+		st.Created++
+		st.InFlight++
+	})
 	s.mu.Unlock()
 	c.configure(script(c.info))
 	return c

@@ -8,10 +8,11 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/outdial/outdial/dialer/carrier/internal/simkit"
 )
 
 // maxNCCO bounds how much of an answer webhook's answer is kept.
@@ -52,9 +53,8 @@ type call struct {
 	answeredAt, endedAt time.Time
 	duration            int
 	step                *time.Timer // the pending script step
-	pumpTimer           *time.Timer // the pump waiting for the head's due time
-	queue, held         []delivery  // queue is sorted by due (stable)
-	pumping             bool        // a pump goroutine or pumpTimer is active
+	q                   simkit.Queue[delivery]
+	held                []delivery // OutOfOrder events held back
 	ended, inFlight     bool
 	final, stopped      bool
 	ncco, nccoType      string
@@ -200,8 +200,8 @@ func (c *call) end(status string) {
 	}
 	// Out of order: what was held back follows the final, latest first.
 	due := c.endedAt.Add(c.script.CallbackDelay)
-	if n := len(c.queue); n > 0 && c.queue[n-1].due.After(due) {
-		due = c.queue[n-1].due
+	if c.q.LastDue().After(due) {
+		due = c.q.LastDue()
 	}
 	for i := len(c.held) - 1; i >= 0; i-- {
 		d := c.held[i]
@@ -247,15 +247,15 @@ func (c *call) leave() {
 		return
 	}
 	c.inFlight = false
-	c.s.update(func(st *Stats) { st.InFlight-- })
+	c.s.counters.Update(func(st *Stats) { st.InFlight-- })
 }
 
 // maybeFinish counts the call as final once it ended and has nothing left to
 // send.
 func (c *call) maybeFinish() {
-	if c.ended && !c.final && !c.pumping && len(c.queue) == 0 && len(c.held) == 0 {
+	if c.ended && !c.final && !c.q.Busy() && len(c.held) == 0 {
 		c.final = true
-		c.s.update(func(st *Stats) { st.Final++ })
+		c.s.counters.Update(func(st *Stats) { st.Final++ })
 	}
 }
 
@@ -297,54 +297,10 @@ func (c *call) event(status string, extra map[string]any) {
 	}
 }
 
-// enqueue inserts d in due order (after every item due no later) and makes
-// sure a pump runs. A pump waiting for a later head is woken.
+// enqueue queues d for delivery at its due time (after every item due no
+// later).
 func (c *call) enqueue(d delivery) {
-	i := sort.Search(len(c.queue), func(i int) bool { return c.queue[i].due.After(d.due) })
-	c.queue = append(c.queue, delivery{})
-	copy(c.queue[i+1:], c.queue[i:])
-	c.queue[i] = d
-	if c.stopped || c.s.closed.Load() {
-		return
-	}
-	switch {
-	case !c.pumping:
-		c.pumping = true
-		c.s.pumps.Add(1)
-		go c.pump()
-	case i == 0 && c.pumpTimer != nil && c.pumpTimer.Stop():
-		c.pumpTimer = nil
-		go c.pump()
-	}
-}
-
-// pump delivers the queue in order, waiting (time.AfterFunc) for items not
-// due yet.
-func (c *call) pump() {
-	for {
-		c.mu.Lock()
-		c.pumpTimer = nil
-		if len(c.queue) == 0 || c.stopped || c.s.closed.Load() {
-			c.pumping = false
-			c.maybeFinish()
-			c.mu.Unlock()
-			c.s.pumps.Done()
-			return
-		}
-		d := c.queue[0]
-		if wait := time.Until(d.due); wait > 0 {
-			c.pumpTimer = time.AfterFunc(wait, c.pump)
-			c.mu.Unlock()
-			return
-		}
-		c.queue[0] = delivery{}
-		c.queue = c.queue[1:]
-		if d.final {
-			c.leave()
-		}
-		c.mu.Unlock()
-		c.deliver(d)
-	}
+	c.q.Push(d, d.due)
 }
 
 // stop ends the script and the deliveries for Close.
@@ -355,11 +311,7 @@ func (c *call) stop() {
 	if c.step != nil {
 		c.step.Stop()
 	}
-	if c.pumpTimer != nil && c.pumpTimer.Stop() {
-		c.pumpTimer = nil
-		c.pumping = false
-		c.s.pumps.Done()
-	}
+	c.q.Stop()
 }
 
 // deliver sends one webhook, signed as Vonage signs it, and records the
@@ -403,7 +355,7 @@ func (c *call) deliver(d delivery) {
 		}
 	}
 	c.mu.Unlock()
-	c.s.update(func(st *Stats) {
+	c.s.counters.Update(func(st *Stats) {
 		if d.answer {
 			st.AnswerRequests++
 			if failed {

@@ -47,6 +47,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/outdial/outdial/dialer/carrier/internal/simkit"
 )
 
 // Default identity of a simulated account and application.
@@ -272,17 +274,16 @@ type Server struct {
 	closed atomic.Bool
 	pumps  sync.WaitGroup // goroutines delivering webhooks
 
-	// mu guards everything below. Lock order: a call's mu, then mu.
-	mu           sync.Mutex
-	stats        Stats
-	script       func(CallInfo) Script
-	fault        func(Request) *Fault
-	limitNext    int
-	unauthorized bool
-	calls        []*call
-	byUUID       map[string]*call
-	byTo         map[string]int
-	changed      chan struct{} // closed on the next change; nil when nobody waits
+	counters simkit.Counters[Stats]
+	gate     simkit.Gate[Request, Fault]
+
+	// mu guards everything below. Lock order: a call's mu, then mu, then
+	// the counters' lock.
+	mu     sync.Mutex
+	script func(CallInfo) Script
+	calls  []*call
+	byUUID map[string]*call
+	byTo   map[string]int
 }
 
 // New returns a simulator handler (not listening; see Start).
@@ -316,6 +317,11 @@ func New(cfg Config) *Server {
 	}
 	if s.script == nil {
 		s.script = DefaultScript
+	}
+	s.counters.Settle = func(st *Stats) {
+		if st.InFlight > st.PeakInFlight {
+			st.PeakInFlight = st.InFlight
+		}
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
@@ -405,24 +411,12 @@ func (s *Server) SetScript(f func(CallInfo) Script) {
 // authentication check and the TooManyRequestsNext budget); a non-nil Fault
 // is answered instead of serving the request. nil removes it. f may be
 // called concurrently and may call the Server.
-func (s *Server) SetFault(f func(Request) *Fault) {
-	s.mu.Lock()
-	s.fault = f
-	s.mu.Unlock()
-}
+func (s *Server) SetFault(f func(Request) *Fault) { s.gate.SetFault(f) }
 
 // TooManyRequestsNext answers the next n create requests with HTTP 429
 // (added to any budget left).
-func (s *Server) TooManyRequestsNext(n int) {
-	s.mu.Lock()
-	s.limitNext += n
-	s.mu.Unlock()
-}
+func (s *Server) TooManyRequestsNext(n int) { s.gate.LimitNext(n) }
 
 // SetUnauthorized turns the 401 mode on or off: while on, every API request
 // is answered 401, as for a revoked application key.
-func (s *Server) SetUnauthorized(on bool) {
-	s.mu.Lock()
-	s.unauthorized = on
-	s.mu.Unlock()
-}
+func (s *Server) SetUnauthorized(on bool) { s.gate.SetUnauthorized(on) }

@@ -5,20 +5,14 @@ package vonagesim
 import "context"
 
 // Stats returns a snapshot of the counters.
-func (s *Server) Stats() Stats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stats
-}
+func (s *Server) Stats() Stats { return s.counters.Get() }
 
 // PeakInFlight is Stats().PeakInFlight.
 func (s *Server) PeakInFlight() int { return s.Stats().PeakInFlight }
 
 // ResetPeak sets the peak to the current number of calls in flight.
 func (s *Server) ResetPeak() {
-	s.mu.Lock()
-	s.stats.PeakInFlight = s.stats.InFlight
-	s.mu.Unlock()
+	s.counters.Update(func(st *Stats) { st.PeakInFlight = st.InFlight })
 }
 
 // CreatesTo is the number of calls created to number to (digits, as sent).
@@ -41,43 +35,13 @@ func (s *Server) CreatesByTo() map[string]int {
 
 // Wait blocks until cond holds for the counters (checked at once and after
 // every change) or ctx ends, returning ctx's error then. cond runs with the
-// simulator's lock held: it must not call the Server.
+// counters' lock held: it must not call the Server.
 func (s *Server) Wait(ctx context.Context, cond func(Stats) bool) error {
-	for {
-		s.mu.Lock()
-		if cond(s.stats) {
-			s.mu.Unlock()
-			return nil
-		}
-		if s.changed == nil {
-			s.changed = make(chan struct{})
-		}
-		ch := s.changed
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return s.counters.Wait(ctx, cond)
 }
 
 // WaitFinal blocks until at least n calls are over (Stats.Final) or ctx
 // ends.
 func (s *Server) WaitFinal(ctx context.Context, n int) error {
 	return s.Wait(ctx, func(st Stats) bool { return st.Final >= n })
-}
-
-// update changes the counters under mu and wakes the waiters.
-func (s *Server) update(f func(st *Stats)) {
-	s.mu.Lock()
-	f(&s.stats)
-	if s.stats.InFlight > s.stats.PeakInFlight {
-		s.stats.PeakInFlight = s.stats.InFlight
-	}
-	if s.changed != nil {
-		close(s.changed)
-		s.changed = nil
-	}
-	s.mu.Unlock()
 }
