@@ -274,29 +274,12 @@ func TestCloudonixCampaignRateLimited(t *testing.T) {
 	c := h.campaign(8, store.Settings{MaxConcurrency: 3}, nil)
 	h.clock.Set(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	h.do(c.ID, store.OpStart)
-	seen := 0
-	simPoll(t, sim, "the campaign completed through the 429s", func() bool {
-		// Once the engine took the 429s in, its back-off ends within a
-		// minute: move the clock past it.
-		if n := sim.Stats().RateLimited; n > seen && h.countAttempts(c.ID, store.AttemptDialing) == 0 {
-			seen = n
-			h.advance(61*time.Second, c.ID)
-		}
-		return h.get(c.ID).State == store.StateCompleted
-	})
+	h.runThroughRateLimits(func() int { return sim.Stats().RateLimited }, c.ID)
 	if st := sim.Stats(); st.RateLimited != 4 || st.CreateRequests != 12 {
 		t.Fatalf("429s %d of %d create requests, want 4 of 12", st.RateLimited, st.CreateRequests)
 	}
 	calledOnce(t, sim.CreatesByTo(), 8, e164)
-	checkCounters(t, h.get(c.ID), 8, 0, 8, 8)
-	for _, a := range h.attempts(c.ID) {
-		if a.Attempt != 1 || deref(a.Outcome) != "answered" {
-			t.Fatalf("attempt %d: #%d %s, want the one attempt answered", a.ID, a.Attempt, deref(a.Outcome))
-		}
-	}
-	if logs := h.logs(c.ID, "provider_rate_limited"); len(logs) == 0 {
-		t.Fatal("no provider_rate_limited log")
-	}
+	h.checkRateLimitedCampaign(c.ID, 8)
 }
 
 // TestCloudonixCampaignAuthFailure: a 401 pauses the campaign with

@@ -216,15 +216,7 @@ func checkCounters(t *testing.T, c *store.Campaign, processed, failed, executed,
 // exactly once and no other number was called.
 func (h *harness) checkCalledOnce(n int) {
 	h.t.Helper()
-	by := h.sim.CreatesByTo()
-	if len(by) != n {
-		h.t.Fatalf("%d numbers called, want %d", len(by), n)
-	}
-	for i := 0; i < n; i++ {
-		if got := by[number(i)]; got != 1 {
-			h.t.Fatalf("%s called %d times, want 1", number(i), got)
-		}
-	}
+	calledOnce(h.t, h.sim.CreatesByTo(), n, e164)
 }
 
 // statsSim is a provider simulator with counters of type S, as every

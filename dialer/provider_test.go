@@ -12,8 +12,9 @@ import (
 
 // runThroughRateLimits waits for the campaigns to complete, moving the clock
 // past the provider's back-off (at most 60 s) after every 429 so the test
-// does not wait for it in real time.
-func (h *harness) runThroughRateLimits(ids ...int64) {
+// does not wait for it in real time; rateLimited is the simulator's count
+// of 429s answered.
+func (h *harness) runThroughRateLimits(rateLimited func() int, ids ...int64) {
 	h.t.Helper()
 	seen := 0
 	h.waitFor("campaigns completed through the 429s", func() bool {
@@ -23,7 +24,7 @@ func (h *harness) runThroughRateLimits(ids ...int64) {
 		}
 		// Once the engine took in the new 429s (their attempts are back
 		// in the queue), its back-off ends within a minute.
-		if n := h.sim.Stats().RateLimited; n > seen && dialing == 0 {
+		if n := rateLimited(); n > seen && dialing == 0 {
 			seen = n
 			h.advance(61*time.Second, ids...)
 		}
@@ -35,6 +36,9 @@ func (h *harness) runThroughRateLimits(ids ...int64) {
 		return true
 	})
 }
+
+// twilio429s is the Twilio simulator's count of 429s answered.
+func (h *harness) twilio429s() int { return h.sim.Stats().RateLimited }
 
 // checkRateLimitedCampaign checks that every contact of campaign id had one
 // attempt, answered (a 429 is never the contact's failure), and that the
@@ -63,7 +67,7 @@ func TestProviderTooManyRequestsNext(t *testing.T) {
 	c := h.campaign(10, store.Settings{MaxConcurrency: 3}, nil)
 	h.clock.Set(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	h.do(c.ID, store.OpStart)
-	h.runThroughRateLimits(c.ID)
+	h.runThroughRateLimits(h.twilio429s, c.ID)
 	if st := h.sim.Stats(); st.RateLimited != 5 || st.CreateRequests != 15 {
 		t.Fatalf("429s %d of %d create requests, want 5 of 15", st.RateLimited, st.CreateRequests)
 	}

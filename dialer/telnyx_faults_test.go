@@ -158,30 +158,12 @@ func TestTelnyxRateLimited(t *testing.T) {
 	c := h.campaign(10, store.Settings{MaxConcurrency: 3}, nil)
 	h.clock.Set(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	h.do(c.ID, store.OpStart)
-	seen := 0
-	simPoll(t, sim, "the campaign completed through the 429s", func() bool {
-		if n := sim.Stats().RateLimited; n > seen && h.countAttempts(c.ID, store.AttemptDialing) == 0 {
-			seen = n
-			h.advance(61*time.Second, c.ID)
-		}
-		return h.get(c.ID).State == store.StateCompleted
-	})
+	h.runThroughRateLimits(func() int { return sim.Stats().RateLimited }, c.ID)
 	if st := sim.Stats(); st.RateLimited != 5 || st.DialRequests != 15 {
 		t.Fatalf("429s %d of %d dials, want 5 of 15", st.RateLimited, st.DialRequests)
 	}
 	telnyxCalledOnce(t, sim, 10)
-	checkCounters(t, h.get(c.ID), 10, 0, 10, 10)
-	if n := len(h.attempts(c.ID)); n != 10 {
-		t.Fatalf("%d attempts, want 10 (a 429 requeues the attempt)", n)
-	}
-	for _, a := range h.attempts(c.ID) {
-		if deref(a.Outcome) != "answered" {
-			t.Fatalf("attempt %d: outcome %s, want answered", a.ID, deref(a.Outcome))
-		}
-	}
-	if logs := h.logs(c.ID, "provider_rate_limited"); len(logs) == 0 || logs[0].Level != store.LogWarning {
-		t.Fatalf("provider_rate_limited log %v, want a warning", logs)
-	}
+	h.checkRateLimitedCampaign(c.ID, 10)
 }
 
 // TestTelnyxAuthFailure: a 401 pauses the campaign with
