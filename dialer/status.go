@@ -52,6 +52,7 @@ func (e *Engine) apply(ctx context.Context, attemptID int64, st carrier.Status, 
 	res, err := e.db.ApplyStatus(ctx, attemptID, store.StatusUpdate{
 		At: now, Raw: st.Raw, ProviderCallID: st.ProviderCallID, RequestID: st.RequestID, Answered: st.Answered, AnsweredBy: st.AnsweredBy,
 		Sequence: st.Sequence, Final: st.Final, Outcome: st.Outcome, DurationSeconds: st.DurationSeconds, Error: errText,
+		Machine: carrier.IsMachine,
 	}, e.retryPolicy)
 	if err == nil && !res.Ignored && !res.Final {
 		e.live.progressed(attemptID, st.Sequence, st)

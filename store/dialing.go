@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/outdial/outdial/store/sqlcdb"
@@ -28,6 +27,11 @@ type StatusUpdate struct {
 	Outcome         string
 	DurationSeconds int
 	Error           string
+	// Machine reports whether an answered_by verdict is not a person
+	// (carrier.IsMachine); a final answered outcome of an attempt whose
+	// verdict, from this or an earlier status, is a machine's is stored as
+	// voicemail. nil: verdicts are not looked at.
+	Machine func(answeredBy string) bool
 }
 
 // RetryPolicy decides, inside ApplyStatus's transaction, whether a final
@@ -98,7 +102,7 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 		if answeredBy == "" && r.AnsweredBy.Valid {
 			answeredBy = r.AnsweredBy.String
 		}
-		if u.Outcome == "answered" && machineVerdict(answeredBy) {
+		if u.Outcome == "answered" && u.Machine != nil && u.Machine(answeredBy) {
 			// The machine verdict came in an earlier event (Telnyx, Vonage,
 			// Plivo report it apart from the hang-up).
 			u.Outcome = "voicemail"
@@ -153,13 +157,6 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 		return err
 	})
 	return res, err
-}
-
-// machineVerdict reports whether an attempt's answered_by is not a person:
-// carriers store machine verdicts as values starting with "machine" or as
-// "fax" (carrier.IsMachine states the convention).
-func machineVerdict(answeredBy string) bool {
-	return strings.HasPrefix(answeredBy, "machine") || answeredBy == "fax"
 }
 
 // completeIfDone completes a running campaign whose contacts are all final,

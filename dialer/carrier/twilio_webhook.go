@@ -56,17 +56,10 @@ var twilioStates = map[string]twilioState{
 func twilioStatus(raw, answeredBy string) Status {
 	st := twilioStates[raw]
 	s := Status{Raw: raw, AnsweredBy: answeredBy, Answered: st.answered, Final: st.final, Outcome: st.outcome}
-	if s.Outcome == OutcomeAnswered && twilioMachine(answeredBy) {
+	if s.Outcome == OutcomeAnswered && IsMachine(answeredBy) {
 		s.Outcome = OutcomeVoicemail
 	}
 	return s
-}
-
-// twilioMachine reports whether an AnsweredBy verdict is not a person:
-// machine_start, machine_end_beep, machine_end_silence, machine_end_other or
-// fax. "human" and "unknown" count as a person.
-func twilioMachine(answeredBy string) bool {
-	return strings.HasPrefix(answeredBy, "machine_") || answeredBy == "fax"
 }
 
 // AnswerMarkup answers Twilio's request to the call's Url with TwiML
