@@ -51,6 +51,14 @@ func newARIFakeServer(t *testing.T, status int, body string) *ariFakeServer {
 	return f
 }
 
+// answer makes the server answer status and body from now on (the carrier
+// may have requests of its own under way, e.g. cleaning up after a call).
+func (f *ariFakeServer) answer(status int, body string) {
+	f.mu.Lock()
+	f.status, f.body = status, body
+	f.mu.Unlock()
+}
+
 func (f *ariFakeServer) last(t *testing.T) ariRecorded {
 	t.Helper()
 	f.mu.Lock()
@@ -116,7 +124,7 @@ func TestARIPlaceWireFormat(t *testing.T) {
 	}
 	// No caller id (an ARI configuration may have no number), no ring
 	// timeout: both left out.
-	f.body = `{"id":"outdial-outdial-7"}`
+	f.answer(200, `{"id":"outdial-outdial-7"}`)
 	if _, err := a.Place(context.Background(), Call{AttemptID: 7, To: "+14155550123"}); err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +194,7 @@ func TestARIHangUpAndQuery(t *testing.T) {
 	if r := f.last(t); r.Method != "DELETE" || r.Path != "/ari/channels/outdial-outdial-9" {
 		t.Fatalf("hang up request %+v", r)
 	}
-	f.status, f.body = 404, `{"message":"Channel not found"}`
+	f.answer(404, `{"message":"Channel not found"}`)
 	if err := a.HangUp(context.Background(), "outdial-outdial-9"); err != nil {
 		t.Fatalf("hang up of a gone channel: %v", err)
 	}
@@ -194,7 +202,7 @@ func TestARIHangUpAndQuery(t *testing.T) {
 	if err != nil || !st.Final || st.Outcome != OutcomeUnknown || st.Raw != "channel_gone" {
 		t.Fatalf("query of a gone channel = %+v, %v", st, err)
 	}
-	f.status, f.body = 200, `{"id":"outdial-outdial-9","name":"Local/+1@x-1;1","state":"Up"}`
+	f.answer(200, `{"id":"outdial-outdial-9","name":"Local/+1@x-1;1","state":"Up"}`)
 	st, err = a.Query(context.Background(), "outdial-outdial-9")
 	if err != nil || st.Final || !st.Answered || st.Raw != "state=Up" || st.ProviderCallID != "outdial-outdial-9" {
 		t.Fatalf("query of a live channel = %+v, %v", st, err)
@@ -208,12 +216,12 @@ func TestARIHangUpAndQuery(t *testing.T) {
 		t.Fatalf("query requests %+v, %+v", q, m)
 	}
 	// Now followed (and seen answered): when it is gone it ended answered.
-	f.status, f.body = 404, `{"message":"Channel not found"}`
+	f.answer(404, `{"message":"Channel not found"}`)
 	st, _ = a.Query(context.Background(), "outdial-outdial-9")
 	if !st.Final || st.Outcome != OutcomeAnswered || !strings.HasPrefix(st.Raw, "channel_gone") {
 		t.Fatalf("query of a followed answered channel gone = %+v", st)
 	}
-	f.status = 500
+	f.answer(500, "")
 	if _, err := a.Query(context.Background(), "x"); err == nil {
 		t.Fatal("query 500: no error")
 	}
