@@ -68,8 +68,9 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 		call.Answer = e.answerAtDial(ctx, c.ID, a)
 	}
 	e.live.add(a)
-	placed, sent, err := r.place(ctx, car, call)
-	if !sent {
+	sent := e.db.Now() // the store's clock, as the resume time it is compared with
+	placed, ok, err := r.place(ctx, car, call)
+	if !ok {
 		e.requeue(book, r, a, a.DueAt)
 		return
 	}
@@ -97,7 +98,10 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 			"the provider is rate limiting call requests; dialing slowed down", map[string]any{"retry_at": until.UTC().Format(time.RFC3339)})
 	case perr != nil && perr.Kind == carrier.AuthFailed:
 		e.requeue(ctx, r, a, a.DueAt)
-		if paused, err := e.db.PauseCampaignFor(ctx, c.ID, "provider_auth_failed",
+		// A 401 to a request sent before the campaign was last resumed
+		// (another request's 401 paused it, the credentials were fixed and
+		// it was resumed) does not pause it again.
+		if paused, err := e.db.PauseCampaignFor(ctx, c.ID, sent, "provider_auth_failed",
 			"the provider refused the configuration's credentials; fix them and resume",
 			map[string]any{"http_status": perr.HTTPStatus, "code": perr.Code}); err == nil && paused {
 			r.halt()

@@ -171,3 +171,39 @@ func TestProviderRejectsCalls(t *testing.T) {
 		t.Fatalf("call_initiation_failed entries %+v, want one error entry with count 5", logs)
 	}
 }
+
+// TestProviderLate401AfterResume: a 401 to a request sent before the
+// campaign was resumed (another request's 401 paused it, the credentials
+// were fixed, the user resumed it) does not pause it again.
+func TestProviderLate401AfterResume(t *testing.T) {
+	h := newHarness(t, twiliosim.Config{Script: quickCalls})
+	var creates atomic.Int32
+	second, release := make(chan struct{}), make(chan struct{})
+	h.sim.SetFault(func(r twiliosim.Request) *twiliosim.Fault {
+		if r.Op != twiliosim.OpCreate {
+			return nil
+		}
+		switch creates.Add(1) {
+		case 1:
+			<-second // both requests are under way
+			return &twiliosim.Fault{Status: 401, Code: 20003, Message: "Authenticate"}
+		case 2:
+			close(second)
+			<-release // answered after the resume
+			return &twiliosim.Fault{Status: 401, Code: 20003, Message: "Authenticate"}
+		}
+		return nil
+	})
+	c := h.campaign(6, store.Settings{MaxConcurrency: 2}, nil)
+	h.do(c.ID, store.OpStart)
+	h.waitState(c.ID, store.StatePaused)
+	h.do(c.ID, store.OpResume)
+	h.waitSim("the resumed campaign calling", func(s twiliosim.Stats) bool { return s.Created >= 1 })
+	close(release)
+	done := h.waitState(c.ID, store.StateCompleted)
+	checkCounters(t, done, 6, 0, 6, 6)
+	h.checkCalledOnce(6)
+	if logs := h.logs(c.ID, "provider_auth_failed"); len(logs) != 1 {
+		t.Fatalf("provider_auth_failed logs %d, want 1 (the late 401 does not pause again)", len(logs))
+	}
+}

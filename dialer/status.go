@@ -103,7 +103,7 @@ func (e *Engine) checkBreaker(ctx context.Context, r *runner, failed bool, now t
 		return false
 	}
 	rate := float64(failures) / float64(calls)
-	paused, err := e.db.PauseCampaignFor(ctx, r.id, "circuit_breaker_tripped",
+	paused, err := e.db.PauseCampaignFor(ctx, r.id, time.Time{}, "circuit_breaker_tripped",
 		fmt.Sprintf("%d of the last %d calls failed (%.0f%%); campaign paused", failures, calls, 100*rate),
 		map[string]any{"failure_rate": rate, "failures": failures, "calls": calls,
 			"threshold": cb.FailureThreshold, "window_seconds": cb.WindowSeconds})

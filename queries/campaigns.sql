@@ -37,7 +37,8 @@ WHERE id = ? AND state IN ('draft', 'paused');
 
 -- name: MoveCampaignState :execrows
 UPDATE campaigns SET state = @to_state, updated_at = @now, next_dial_at = NULL
-WHERE id = @id AND state = @from_state;
+WHERE id = @id AND state = @from_state
+  AND (CAST(sqlc.narg('since') AS INTEGER) IS NULL OR breaker_reset_at IS NULL OR breaker_reset_at <= CAST(sqlc.narg('since') AS INTEGER));
 
 -- name: ResumeCampaign :execrows
 UPDATE campaigns SET state = 'running', breaker_reset_at = ?, updated_at = ?

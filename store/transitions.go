@@ -73,22 +73,26 @@ func (db *DB) TransitionCampaign(ctx context.Context, orgID, id int64, op string
 }
 
 // PauseCampaignFor pauses running campaign id on the dialer's own decision
-// (circuit breaker, refused credentials), logging event as a warning. It
-// reports false when the campaign was not running.
-func (db *DB) PauseCampaignFor(ctx context.Context, id int64, event, msg string, details map[string]any) (bool, error) {
-	return db.moveFor(ctx, id, StatePaused, LogWarning, event, msg, details)
+// (circuit breaker, refused credentials), logging event as a warning. With
+// a non-zero since (when the evidence was gathered, e.g. the provider
+// request answered 401 was sent), a campaign resumed after since is left
+// running: the user resumed it on newer grounds (fixed credentials). It
+// reports false when the campaign was not paused by this call.
+func (db *DB) PauseCampaignFor(ctx context.Context, id int64, since time.Time, event, msg string, details map[string]any) (bool, error) {
+	return db.moveFor(ctx, id, StatePaused, since, LogWarning, event, msg, details)
 }
 
 // FailCampaign moves running campaign id to failed, logging campaign_failed.
 func (db *DB) FailCampaign(ctx context.Context, id int64, msg string, details map[string]any) (bool, error) {
-	return db.moveFor(ctx, id, StateFailed, LogError, "campaign_failed", msg, details)
+	return db.moveFor(ctx, id, StateFailed, time.Time{}, LogError, "campaign_failed", msg, details)
 }
 
-func (db *DB) moveFor(ctx context.Context, id int64, to, level, event, msg string, details map[string]any) (bool, error) {
+func (db *DB) moveFor(ctx context.Context, id int64, to string, since time.Time, level, event, msg string, details map[string]any) (bool, error) {
 	var moved bool
 	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
 		now := db.Now()
-		n, err := q.MoveCampaignState(ctx, sqlcdb.MoveCampaignStateParams{ToState: to, Now: now.UnixMilli(), ID: id, FromState: StateRunning})
+		n, err := q.MoveCampaignState(ctx, sqlcdb.MoveCampaignStateParams{ToState: to, Now: now.UnixMilli(), ID: id,
+			FromState: StateRunning, Since: sql.NullInt64{Int64: since.UnixMilli(), Valid: !since.IsZero()}})
 		if err != nil {
 			return fmt.Errorf("move campaign to %s: %w", to, err)
 		}

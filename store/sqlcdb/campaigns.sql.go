@@ -440,6 +440,7 @@ func (q *Queries) ListCampaigns(ctx context.Context, arg ListCampaignsParams) ([
 const moveCampaignState = `-- name: MoveCampaignState :execrows
 UPDATE campaigns SET state = ?1, updated_at = ?2, next_dial_at = NULL
 WHERE id = ?3 AND state = ?4
+  AND (CAST(?5 AS INTEGER) IS NULL OR breaker_reset_at IS NULL OR breaker_reset_at <= CAST(?5 AS INTEGER))
 `
 
 type MoveCampaignStateParams struct {
@@ -447,6 +448,7 @@ type MoveCampaignStateParams struct {
 	Now       int64
 	ID        int64
 	FromState string
+	Since     sql.NullInt64
 }
 
 func (q *Queries) MoveCampaignState(ctx context.Context, arg MoveCampaignStateParams) (int64, error) {
@@ -455,6 +457,7 @@ func (q *Queries) MoveCampaignState(ctx context.Context, arg MoveCampaignStatePa
 		arg.Now,
 		arg.ID,
 		arg.FromState,
+		arg.Since,
 	)
 	if err != nil {
 		return 0, err
