@@ -2,6 +2,7 @@ package dialer_test
 
 import (
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -179,6 +180,8 @@ func TestProviderLate401AfterResume(t *testing.T) {
 	h := newHarness(t, twiliosim.Config{Script: quickCalls})
 	var creates atomic.Int32
 	second, release := make(chan struct{}), make(chan struct{})
+	free := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(free) // before the simulator closes, even when the test fails
 	h.sim.SetFault(func(r twiliosim.Request) *twiliosim.Fault {
 		if r.Op != twiliosim.OpCreate {
 			return nil
@@ -198,8 +201,7 @@ func TestProviderLate401AfterResume(t *testing.T) {
 	h.do(c.ID, store.OpStart)
 	h.waitState(c.ID, store.StatePaused)
 	h.do(c.ID, store.OpResume)
-	h.waitSim("the resumed campaign calling", func(s twiliosim.Stats) bool { return s.Created >= 1 })
-	close(release)
+	free()
 	done := h.waitState(c.ID, store.StateCompleted)
 	checkCounters(t, done, 6, 0, 6, 6)
 	h.checkCalledOnce(6)
