@@ -168,7 +168,9 @@ func refField(m map[string]any, k string) field {
 // FuzzTemplate checks that parsing and rendering never panic and that text
 // without "{{" is returned unchanged.
 func FuzzTemplate(f *testing.F) {
-	for _, s := range []string{"", "{{", "}}", "{{}}", "{{ a | default b }}", "{{a.b}}", "{{ | }}", "{{{{}}}}", "x{{ a }}}}{{", "é{{ \xff }}"} {
+	for _, s := range []string{"", "{{", "}}", "{{}}", "{{ a | default b }}", "{{a.b}}", "{{ | }}", "{{{{}}}}", "x{{ a }}}}{{", "é{{ \xff }}",
+		"{{ a | b }}", "{{ a | fallback }}", "{{ a | fallback:b }}", "{{ initial_context.a }}", "{{ current_time_UTC }}",
+		"{{ current_weekday }} {{ current_weekday_Europe/Paris }}", "{{ current_time_Nowhere }}"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -11,7 +11,11 @@
 // by Parse; shape problems (a node that is a string, an id that is a number,
 // a null definition) are reported by Validate, never by a panic.
 //
-// The package is pure: it does no I/O, places no call and needs no clock.
+// The package is pure: it places no call and needs no clock (the time of a
+// call comes in Builtins), and its only I/O is reading the time zone
+// database, through time.LoadLocation, for the current_time_<zone> and
+// current_weekday_<zone> built-ins (the service binary embeds time/tzdata in
+// cmd, so this works on hosts without /usr/share/zoneinfo).
 package workflow
 
 import (

@@ -4,30 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 )
-
-// Built-in variable names: always available when rendering and never required
-// from the contacts CSV.
-const (
-	VarPhoneNumber  = "phone_number"
-	VarCallerNumber = "caller_number"
-	VarCampaignID   = "campaign_id"
-	VarCurrentTime  = "current_time"
-)
-
-// IsBuiltin reports whether name is one of the built-in variables.
-func IsBuiltin(name string) bool {
-	switch name {
-	case VarPhoneNumber, VarCallerNumber, VarCampaignID, VarCurrentTime:
-		return true
-	}
-	return false
-}
 
 // ErrMalformedTemplate is wrapped by every *TemplateError.
 var ErrMalformedTemplate = errors.New("malformed template")
@@ -53,9 +33,11 @@ func (e *TemplateError) Unwrap() error { return ErrMalformedTemplate }
 type Var struct {
 	// Path is the trimmed variable path, e.g. "first_name" or "a.b".
 	Path string
-	// Default is the text after "default", trimmed and unquoted.
+	// Default is the text used when the variable is missing or empty, as
+	// the text after "|" gives it (see ParseTemplate).
 	Default string
-	// HasDefault reports whether the expression has a "| default" filter.
+	// HasDefault reports whether the expression has a "|" part, so a
+	// default (possibly "").
 	HasDefault bool
 }
 
@@ -80,6 +62,11 @@ type part struct {
 // immutable and safe for concurrent use.
 type Template struct {
 	parts []part
+	// zone is the location of the template's first zoned built-in
+	// (current_time_<zone>, current_weekday_<zone>), nil when it has none:
+	// plain current_time and current_weekday are given in it, as in the
+	// origin system.
+	zone *time.Location
 }
 
 // ParseTemplate parses s. A malformed template returns a *TemplateError
@@ -94,13 +81,22 @@ type Template struct {
 //     path is one or more segments separated by "."; a segment is any text
 //     without "{", "}" or "|" and must not be blank ("a..b", ".a" are errors).
 //     So "{{ first name }}" names the CSV column "first name".
-//   - "{{ path | default text }}" inserts text when the variable is missing
-//     or empty. text is trimmed; one pair of matching surrounding quotes
-//     ("..." or '...') is removed, so "{{ x | default ' ' }}" defaults to a
-//     space. "{{ x | default }}" defaults to "". No other filter exists.
+//   - "{{ path | text }}": the text after the first "|", trimmed, is used
+//     when the variable is missing or empty (see parseFilter for the
+//     keywords): "| default text" (text trimmed, one pair of matching
+//     surrounding quotes removed, so "{{ x | default ' ' }}" defaults to a
+//     space; "| default" alone to ""), "| fallback:text" (text trimmed),
+//     "| fallback" (the variable's name in title case, "first_name" →
+//     "First_Name" as in the origin system), and any other text, which is
+//     the default verbatim ("{{ nickname | friend }}").
+//   - "{{ initial_context.name }}" is the variable name (see Var.Name).
+//   - current_time_<zone> and current_weekday_<zone> (also after
+//     "initial_context.") must name a zone time.LoadLocation knows, e.g.
+//     "current_time_America/New_York".
 //   - Malformed: "{{" with no "}}" before the end or before the next "{{";
 //     "{{ }}" with nothing inside; a missing path ("{{ | default x }}"); a
-//     blank segment; "{" or "}" inside the path; a blank or unknown filter.
+//     blank segment; "{" or "}" inside the path; nothing after "|"; an
+//     unknown zone in a zoned built-in.
 func ParseTemplate(s string) (*Template, error) {
 	t := &Template{}
 	if err := parseTemplate(s, t); err != nil {
@@ -132,12 +128,15 @@ func parseTemplate(s string, t *Template) *TemplateError {
 		if end < 0 || strings.Contains(body[:end], "{{") {
 			return templateErr(s, open, "unclosed {{")
 		}
-		v, reason := parseExpr(body[:end])
+		v, loc, reason := parseExpr(body[:end], t != nil)
 		if reason != "" {
 			return templateErr(s, open, reason)
 		}
 		if t != nil {
 			t.parts = append(t.parts, part{v: v, isVar: true})
+			if t.zone == nil {
+				t.zone = loc
+			}
 		}
 		i = open + 2 + end + 2
 	}
@@ -151,23 +150,25 @@ func (t *Template) addText(s string) {
 }
 
 // parseExpr parses the inside of one "{{ }}". It returns a non-empty reason
-// when the expression is malformed.
-func parseExpr(inner string) (Var, string) {
+// when the expression is malformed, and the location of a zoned built-in.
+// When build is false the result is only checked: a "| fallback" default is
+// not computed.
+func parseExpr(inner string, build bool) (Var, *time.Location, string) {
 	if isBlank(inner) {
-		return Var{}, "empty {{ }}"
+		return Var{}, nil, "empty {{ }}"
 	}
 	path, filter, hasFilter := strings.Cut(inner, "|")
 	path = strings.TrimSpace(path)
 	if path == "" {
-		return Var{}, "missing variable name"
+		return Var{}, nil, "missing variable name"
 	}
 	if strings.ContainsAny(path, "{}") {
-		return Var{}, fmt.Sprintf("invalid character in variable name %q", path)
+		return Var{}, nil, fmt.Sprintf("invalid character in variable name %q", path)
 	}
 	for rest := path; ; {
 		seg, after, more := strings.Cut(rest, ".")
 		if isBlank(seg) {
-			return Var{}, fmt.Sprintf("empty segment in variable path %q", path)
+			return Var{}, nil, fmt.Sprintf("empty segment in variable path %q", path)
 		}
 		if !more {
 			break
@@ -175,31 +176,21 @@ func parseExpr(inner string) (Var, string) {
 		rest = after
 	}
 	v := Var{Path: path}
+	name := v.Name()
+	loc, reason := checkZoned(name)
+	if reason != "" {
+		return Var{}, nil, reason
+	}
 	if !hasFilter {
-		return v, ""
+		return v, loc, ""
 	}
 	filter = strings.TrimSpace(filter)
 	if filter == "" {
-		return Var{}, "empty filter after |"
-	}
-	name, rest := filter, ""
-	if i := strings.IndexFunc(filter, unicode.IsSpace); i >= 0 {
-		name, rest = filter[:i], filter[i:]
-	}
-	if name != "default" {
-		return Var{}, fmt.Sprintf("unknown filter %q (only \"default\" is supported)", name)
+		return Var{}, nil, "empty filter after |"
 	}
 	v.HasDefault = true
-	v.Default = unquoteDefault(strings.TrimSpace(rest))
-	return v, ""
-}
-
-// unquoteDefault removes one pair of matching surrounding quotes.
-func unquoteDefault(s string) string {
-	if len(s) >= 2 && (s[0] == '"' || s[0] == '\'') && s[len(s)-1] == s[0] {
-		return s[1 : len(s)-1]
-	}
-	return s
+	v.Default = parseFilter(filter, name, build)
+	return v, loc, ""
 }
 
 // Vars returns the template's expressions in order of appearance, repeats
@@ -217,48 +208,14 @@ func (t *Template) Vars() []Var {
 	return out
 }
 
-// Builtins are the values of the built-in variables for one call. Unset
-// values (empty strings, zero id, zero time) render as missing, so a
-// "| default" applies.
-type Builtins struct {
-	// PhoneNumber is the dialled number (E.164).
-	PhoneNumber string
-	// CallerNumber is the caller id the call is placed from.
-	CallerNumber string
-	// CampaignID is the campaign's id.
-	CampaignID int64
-	// CurrentTime is formatted with time.RFC3339 in its own location, so pass
-	// it in the zone the text should speak of.
-	CurrentTime time.Time
-}
-
-// lookup returns the built-in value of name and whether name is a built-in.
-func (b Builtins) lookup(name string) (string, bool) {
-	switch name {
-	case VarPhoneNumber:
-		return b.PhoneNumber, true
-	case VarCallerNumber:
-		return b.CallerNumber, true
-	case VarCampaignID:
-		if b.CampaignID == 0 {
-			return "", true
-		}
-		return strconv.FormatInt(b.CampaignID, 10), true
-	case VarCurrentTime:
-		if b.CurrentTime.IsZero() {
-			return "", true
-		}
-		return b.CurrentTime.Format(time.RFC3339), true
-	}
-	return "", false
-}
-
 // Render fills the template in. A built-in name always takes its value from
 // b (a context key of the same name is ignored); any other path, dotted or
 // not, is looked up as one key of vars (a contact's initial_context: CSV
-// column → cell), so "{{ a.b }}" reads a column literally named "a.b". A
-// missing or empty value gives the default when there is one, else "".
-// Rendering never fails.
+// column → cell), so "{{ a.b }}" reads a column literally named "a.b".
+// "{{ initial_context.name }}" reads the key "initial_context.name" when vars
+// has it non-empty (what it read before the prefix had a meaning), else
+// stands for "{{ name }}", built-ins included. A missing or empty value gives the
+// default when there is one, else "". Rendering never fails.
 func (t *Template) Render(vars map[string]string, b Builtins) string {
 	if t == nil {
 		return ""
@@ -269,16 +226,28 @@ func (t *Template) Render(vars map[string]string, b Builtins) string {
 			sb.WriteString(p.text)
 			continue
 		}
-		val, ok := b.lookup(p.v.Path)
-		if !ok {
-			val = vars[p.v.Path]
-		}
-		if val == "" {
-			val = p.v.Default
-		}
-		sb.WriteString(val)
+		sb.WriteString(t.value(p.v, vars, b))
 	}
 	return sb.String()
+}
+
+// value returns the text v renders as.
+func (t *Template) value(v Var, vars map[string]string, b Builtins) string {
+	var val string
+	name := v.Name()
+	if name != v.Path {
+		val = vars[v.Path]
+	}
+	if val == "" {
+		var ok bool
+		if val, ok = b.value(name, t.zone); !ok {
+			val = vars[name]
+		}
+	}
+	if val == "" {
+		val = v.Default
+	}
+	return val
 }
 
 // Render parses text and renders it (see Template.Render). The error is the
@@ -292,11 +261,15 @@ func Render(text string, vars map[string]string, b Builtins) (string, error) {
 }
 
 // RequiredVariables lists the variables the contacts CSV must provide as
-// columns for def: every variable used without a default in a text field
-// (see Validate: data.prompt of every node, data.greeting of startCall
-// nodes), except built-ins and dotted paths (API.md 5.1: "{{ a.b }}" paths
-// never count as missing). A variable used both with and without a default
-// is required. Malformed templates are skipped (Validate reports them). The
+// columns for def: every variable used without a default (no "|" part) in a
+// text field (see Validate: data.prompt of every node, data.greeting of
+// startCall nodes), except built-ins (IsBuiltin, the zoned ones included)
+// and dotted paths (API.md 5.1: "{{ a.b }}" paths never count as missing).
+// "{{ initial_context.name }}" is a dotted path and does not count either:
+// API.md 5.1 lists it among the origin system's forms of which "none counts
+// as missing", and the origin system never requires a dotted path; it reads
+// the column name when the file has one. A variable used both with and
+// without a default is required. Malformed templates are skipped (Validate reports them). The
 // result is sorted and has no duplicates; nil when nothing is required.
 func RequiredVariables(def *Definition) []string {
 	seen := map[string]bool{}
@@ -306,7 +279,7 @@ func RequiredVariables(def *Definition) []string {
 	for i := range nodes {
 		fields, count := textFields(&nodes[i])
 		for _, text := range fields[:count] {
-			t.parts = t.parts[:0]
+			t.parts, t.zone = t.parts[:0], nil
 			if parseTemplate(text.value, &t) != nil {
 				continue
 			}

@@ -30,6 +30,10 @@ func TestParseTemplate(t *testing.T) {
 		{"{{ a }}}", []Var{{Path: "a"}}},
 		{"{{\n\tname\n}}", []Var{{Path: "name"}}},
 		{"{{ a | default\u00a0x }}", []Var{{Path: "a", Default: "x", HasDefault: true}}},
+		// Any other text after "|" is the default (the origin system's rule);
+		// these were "unknown filter" errors before.
+		{"{{ a | upper }}", []Var{{Path: "a", Default: "upper", HasDefault: true}}},
+		{"{{ a | defaults x }}", []Var{{Path: "a", Default: "defaults x", HasDefault: true}}},
 	}
 	for _, tt := range tests {
 		tmpl, err := ParseTemplate(tt.in)
@@ -64,8 +68,7 @@ func TestParseTemplateMalformed(t *testing.T) {
 		{"{{{ a }}}", `invalid character in variable name "{ a"`, 0, 1},
 		{"{{ a } }}", `invalid character in variable name "a }"`, 0, 1},
 		{"{{ a | }}", "empty filter after |", 0, 1},
-		{"{{ a | upper }}", `unknown filter "upper" (only "default" is supported)`, 0, 1},
-		{"{{ a | defaults x }}", `unknown filter "defaults" (only "default" is supported)`, 0, 1},
+		{"{{ current_time_Mars/Olympus }}", `unknown time zone "Mars/Olympus" in "current_time_Mars/Olympus"`, 0, 1},
 	}
 	for _, tt := range tests {
 		tmpl, err := ParseTemplate(tt.in)

@@ -115,7 +115,8 @@ func Check(def *Definition) error {
 //     [data.greeting] when present, not null and not a string.
 //  7. Templates of the text fields (data.prompt of every node, data.greeting
 //     of startCall): "Malformed template: <reason> (at character N)" [the
-//     field], one per field, for its first problem.
+//     field], one per field, for its first problem (see ParseTemplate; an
+//     unknown zone in current_time_<zone> or current_weekday_<zone> is one).
 //  8. Graph rules (unique usable id only), field null: "startCall node must
 //     not have incoming edges"; "Node has no incoming edges" (agentNode,
 //     endCall); "endCall node must not have outgoing edges"; "globalNode must

@@ -191,11 +191,11 @@ func TestValidate(t *testing.T) {
 		// Nodes: templates.
 		{"malformed templates", def(ns(
 			`{"id":"s","type":"startCall","data":{"name":"{{ not checked","prompt":"Hi {{ name","greeting":"Hello {{ }}"}}`,
-			`{"id":"a","type":"agentNode","data":{"name":"n","prompt":"Dear {{ x | upper }}","greeting":"{{ ignored"}}`,
+			`{"id":"a","type":"agentNode","data":{"name":"n","prompt":"Dear {{ current_time_Mars/Olympus }} {{ x | upper }}","greeting":"{{ ignored"}}`,
 			`{"id":"e","type":"endCall","data":{"name":"n","prompt":"Bye {{first}} {{ a..b }}"}}`), basicEdges...), []Error{
 			nodeErr("s", "data.prompt", "Malformed template: unclosed {{ (at character 4)"),
 			nodeErr("s", "data.greeting", "Malformed template: empty {{ }} (at character 7)"),
-			nodeErr("a", "data.prompt", `Malformed template: unknown filter "upper" (only "default" is supported) (at character 6)`),
+			nodeErr("a", "data.prompt", `Malformed template: unknown time zone "Mars/Olympus" in "current_time_Mars/Olympus" (at character 6)`),
 			nodeErr("e", "data.prompt", `Malformed template: empty segment in variable path "a..b" (at character 15)`),
 		}},
 
