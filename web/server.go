@@ -29,7 +29,8 @@ type Config struct {
 	// DefaultMaxUploadBytes).
 	MaxUploadBytes int64
 	// Objects, when set, is the bundled S3 endpoint; it serves every request
-	// whose path starts with ObjectsPrefix, unauthenticated by API key (it
+	// whose path starts with ObjectsPrefix or is ObjectsPrefix without its
+	// trailing slash (the bucket itself), unauthenticated by API key (it
 	// verifies S3 signatures itself).
 	Objects       http.Handler
 	ObjectsPrefix string
@@ -99,7 +100,8 @@ func New(cfg Config) *Server {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.objects != nil && s.objPrefix != "" && strings.HasPrefix(r.URL.Path, s.objPrefix) {
+	if s.objects != nil && s.objPrefix != "" &&
+		(strings.HasPrefix(r.URL.Path, s.objPrefix) || r.URL.Path == strings.TrimSuffix(s.objPrefix, "/")) {
 		s.objects.ServeHTTP(w, r)
 		return
 	}

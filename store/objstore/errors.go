@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"net/http"
+	"strings"
 )
 
 // ErrNotFound reports that no object exists under the requested key. Open,
@@ -94,28 +95,42 @@ func errHeaderAuth(msg string) *s3Error {
 	return &s3Error{http.StatusBadRequest, "AuthorizationHeaderMalformed", msg}
 }
 
-// errorBody is the XML document of an S3 error.
+// errorBody is the XML document of an S3 error. Method and ResourceType
+// are set for MethodNotAllowed only, as S3 does.
 type errorBody struct {
-	XMLName   xml.Name `xml:"Error"`
-	Code      string   `xml:"Code"`
-	Message   string   `xml:"Message"`
-	Resource  string   `xml:"Resource"`
-	RequestID string   `xml:"RequestId"`
+	XMLName      xml.Name `xml:"Error"`
+	Code         string   `xml:"Code"`
+	Message      string   `xml:"Message"`
+	Method       string   `xml:"Method,omitempty"`
+	ResourceType string   `xml:"ResourceType,omitempty"`
+	Resource     string   `xml:"Resource"`
+	RequestID    string   `xml:"RequestId"`
 }
 
 // writeError answers e for the request r. The body is omitted for HEAD, as
-// S3 does; the status and the x-amz-request-id header are always set.
+// S3 does; the status and the x-amz-request-id header are always set. A
+// MethodNotAllowed answer carries an Allow header listing the methods of
+// the resource (bucket or object) the path names.
 func writeError(w http.ResponseWriter, r *http.Request, reqID string, e *s3Error) {
 	h := w.Header()
 	for _, k := range []string{"Content-Length", "Content-Range", "ETag", "Last-Modified", "Accept-Ranges"} {
 		h.Del(k)
 	}
 	h.Set("x-amz-request-id", reqID)
+	doc := errorBody{Code: e.code, Message: e.message, Resource: r.URL.Path, RequestID: reqID}
+	if e.code == errMethodNotAllowed.code {
+		doc.Method, doc.ResourceType = r.Method, "OBJECT"
+		h.Set("Allow", "DELETE, GET, HEAD, PUT")
+		if _, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/"); key == "" {
+			doc.ResourceType = "BUCKET"
+			h.Set("Allow", "GET, HEAD, PUT")
+		}
+	}
 	if r.Method == http.MethodHead {
 		w.WriteHeader(e.status)
 		return
 	}
-	body, err := xml.Marshal(errorBody{Code: e.code, Message: e.message, Resource: r.URL.Path, RequestID: reqID})
+	body, err := xml.Marshal(doc)
 	if err != nil {
 		body = nil // cannot happen with string fields; answer the status alone
 	}

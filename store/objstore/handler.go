@@ -69,7 +69,10 @@ func (c HandlerConfig) LogValue() slog.Value {
 // Authorization header) for the configured credential, or it is answered
 // with an S3 XML error. Supported: PUT, GET (with Range and conditional
 // headers), HEAD and DELETE of objects; HEAD of the bucket and GET
-// ?location. Multipart uploads, copies and listings answer NotImplemented.
+// ?location. Multipart uploads, copies and listings answer NotImplemented;
+// other methods MethodNotAllowed. Mount it for the bucket path without its
+// trailing slash ("/outdial") too, so that every request for the bucket
+// gets an S3 answer.
 type Handler struct {
 	files   fileStore
 	ver     verifier
@@ -106,7 +109,14 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 }
 
 // ServeHTTP authenticates the request and then routes it by method and
-// path. Authentication comes first, so an unsigned request learns nothing
+// path. Every answer under the bucket path is S3's: an S3 XML error body
+// (none for HEAD) with a code, never the API's JSON. A method S3 has no
+// use for here (PATCH, OPTIONS, ...) answers 405 MethodNotAllowed, with
+// S3's Allow header and Method and ResourceType elements, before
+// authentication: that answer depends on nothing but the method and
+// whether the path names the bucket or an object. For the other methods
+// authentication comes first, so an unsigned request (a bucket listing, a
+// HEAD, a GET of any key) answers 403 AccessDenied and learns nothing
 // about buckets or keys. Only PUT reads a body, so only PUT bodies are
 // checked against x-amz-content-sha256; the bodies of other methods are
 // ignored unread.
@@ -116,6 +126,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Server", "Outdial")
 	fail := func(err error) { h.fail(w, r, reqID, err) }
 
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodDelete, http.MethodPost:
+	default:
+		fail(errMethodNotAllowed)
+		return
+	}
 	query, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		fail(errInvalidArgument("The query string is malformed."))

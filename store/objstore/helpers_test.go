@@ -121,11 +121,13 @@ func files(t *testing.T, dir string) []string {
 
 // s3ErrorResponse is the XML error body as a client parses it.
 type s3ErrorResponse struct {
-	XMLName   xml.Name `xml:"Error"`
-	Code      string
-	Message   string
-	Resource  string
-	RequestID string `xml:"RequestId"`
+	XMLName      xml.Name `xml:"Error"`
+	Code         string
+	Message      string
+	Method       string
+	ResourceType string
+	Resource     string
+	RequestID    string `xml:"RequestId"`
 }
 
 // wantS3Error checks an answer is the S3 error code with status.

@@ -112,12 +112,7 @@ func (v *verifier) verifyQuery(r *http.Request, query url.Values) (*authResult, 
 		signedHeaders: vals["X-Amz-SignedHeaders"],
 		signature:     vals["X-Amz-Signature"],
 	}
-	// Presigned URLs sign no body unless the client signed its hash header.
-	payload := r.Header.Get("X-Amz-Content-Sha256")
-	if payload == "" {
-		payload = unsignedPayload
-	}
-	res, signedAt, e := v.check(r, query, p, payload, true)
+	res, signedAt, declared, e := v.check(r, query, p, true)
 	if e != nil {
 		return nil, e
 	}
@@ -128,7 +123,7 @@ func (v *verifier) verifyQuery(r *http.Request, query url.Values) (*authResult, 
 	case now.After(signedAt.Add(time.Duration(expires) * time.Second)):
 		return nil, errExpired
 	}
-	return res, nil
+	return res.classify(declared)
 }
 
 func (v *verifier) verifyHeader(r *http.Request, query url.Values, auth string) (*authResult, *s3Error) {
@@ -156,83 +151,153 @@ func (v *verifier) verifyHeader(r *http.Request, query url.Values, auth string) 
 	if p.amzDate == "" {
 		return nil, errAccessDenied("AWS authentication requires a valid Date or x-amz-date header")
 	}
-	payload := r.Header.Get("X-Amz-Content-Sha256")
-	if payload == "" {
+	if r.Header.Get("X-Amz-Content-Sha256") == "" {
 		return nil, errInvalidRequest("Missing required header for this request: x-amz-content-sha256")
 	}
-	res, signedAt, e := v.check(r, query, p, payload, false)
+	res, signedAt, declared, e := v.check(r, query, p, false)
 	if e != nil {
 		return nil, e
 	}
 	if d := v.now().Sub(signedAt); d > maxClockSkew || d < -maxClockSkew {
 		return nil, errSkewed
 	}
-	return res, nil
+	return res.classify(declared)
 }
 
 // check does the work common to both forms: parse and scope-check the
-// credential, classify the payload hash, enforce that the headers which
-// matter are signed, and compare the signature in constant time.
-func (v *verifier) check(r *http.Request, query url.Values, p sigParams, payload string, presigned bool) (*authResult, time.Time, *s3Error) {
+// credential, enforce that the headers which matter are signed, and compare
+// the signature in constant time. It returns the payload hash the client
+// declares (see payloadHashes), which the caller classifies once the
+// request's time is checked too: only an authenticated request learns what
+// the endpoint makes of it.
+func (v *verifier) check(r *http.Request, query url.Values, p sigParams, presigned bool) (*authResult, time.Time, string, *s3Error) {
 	malformed := errHeaderAuth
 	if presigned {
 		malformed = errQueryAuth
 	}
 	signedAt, err := time.Parse(amzDateFormat, p.amzDate)
 	if err != nil {
-		return nil, time.Time{}, malformed(`X-Amz-Date must be in the ISO8601 Long Format "yyyyMMdd'T'HHmmss'Z'"`)
+		return nil, time.Time{}, "", malformed(`X-Amz-Date must be in the ISO8601 Long Format "yyyyMMdd'T'HHmmss'Z'"`)
 	}
 	parts := strings.Split(p.credential, "/")
 	if len(parts) < 5 {
-		return nil, time.Time{}, malformed("Error parsing the Credential parameter; the Credential is mal-formed; expecting \"<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request\".")
+		return nil, time.Time{}, "", malformed("Error parsing the Credential parameter; the Credential is mal-formed; expecting \"<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request\".")
 	}
 	n := len(parts)
 	accessKey := strings.Join(parts[:n-4], "/")
 	date, region, service, term := parts[n-4], parts[n-3], parts[n-2], parts[n-1]
 	switch {
 	case subtle.ConstantTimeCompare([]byte(accessKey), []byte(v.accessKey)) != 1:
-		return nil, time.Time{}, errUnknownAccessKey
+		return nil, time.Time{}, "", errUnknownAccessKey
 	case term != scopeTerminator:
-		return nil, time.Time{}, malformed("Error parsing the Credential parameter; incorrect terminal \"" + term + "\". This endpoint uses \"aws4_request\".")
+		return nil, time.Time{}, "", malformed("Error parsing the Credential parameter; incorrect terminal \"" + term + "\". This endpoint uses \"aws4_request\".")
 	case service != scopeService:
-		return nil, time.Time{}, malformed("Error parsing the Credential parameter; incorrect service \"" + service + "\". This endpoint belongs to \"s3\".")
+		return nil, time.Time{}, "", malformed("Error parsing the Credential parameter; incorrect service \"" + service + "\". This endpoint belongs to \"s3\".")
 	case region != v.region:
-		return nil, time.Time{}, malformed("Error parsing the Credential parameter; the region '" + region + "' is wrong; expecting '" + v.region + "'")
+		return nil, time.Time{}, "", malformed("Error parsing the Credential parameter; the region '" + region + "' is wrong; expecting '" + v.region + "'")
 	case date != signedAt.Format(scopeDateFormat):
-		return nil, time.Time{}, malformed("Invalid credential date. Date is not the same as X-Amz-Date.")
+		return nil, time.Time{}, "", malformed("Invalid credential date. Date is not the same as X-Amz-Date.")
 	}
 
 	signed, e := parseSignedHeaders(p.signedHeaders, malformed)
 	if e != nil {
-		return nil, time.Time{}, e
+		return nil, time.Time{}, "", e
 	}
 	if e := requireSigned(r, signed); e != nil {
-		return nil, time.Time{}, e
+		return nil, time.Time{}, "", e
 	}
-	res := &authResult{presigned: presigned, amzDate: p.amzDate, scope: strings.Join(parts[n-4:], "/")}
-	switch {
-	case payload == unsignedPayload:
-		res.mode = payloadUnsigned
-	case payload == streamingPayload && !presigned:
-		res.mode = payloadStreaming
-	case strings.HasPrefix(payload, "STREAMING-"):
-		return nil, time.Time{}, errNotImplemented
-	default:
-		sum, err := hex.DecodeString(payload)
-		if err != nil || len(sum) != sha256.Size || payload != strings.ToLower(payload) {
-			return nil, time.Time{}, errInvalidArgument("x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-AWS4-HMAC-SHA256-PAYLOAD or a valid sha256 value.")
-		}
-		res.mode, res.sha256 = payloadHashed, sum
+	declared, canonPayload, e := payloadHashes(r, signed, presigned)
+	if e != nil {
+		return nil, time.Time{}, "", e
 	}
 
-	canonical := canonicalRequest(r, query, signed, payload, presigned)
+	scope := strings.Join(parts[n-4:], "/")
+	canonical := canonicalRequest(r, query, signed, canonPayload, presigned)
 	key := signingKey(v.secretKey, date, region)
-	want := hex.EncodeToString(hmacSHA256(key, stringToSign(p.amzDate, res.scope, canonical)))
+	want := hex.EncodeToString(hmacSHA256(key, stringToSign(p.amzDate, scope, canonical)))
 	if subtle.ConstantTimeCompare([]byte(want), []byte(p.signature)) != 1 {
-		return nil, time.Time{}, errSigMismatch
+		return nil, time.Time{}, "", errSigMismatch
 	}
-	res.signingKey, res.seed = key, p.signature
-	return res, signedAt, nil
+	return &authResult{presigned: presigned, signingKey: key, amzDate: p.amzDate, scope: scope, seed: p.signature},
+		signedAt, declared, nil
+}
+
+// classify sets how the body of the authenticated request a is checked,
+// from the payload hash the client declared (see classifyPayload).
+func (a *authResult) classify(declared string) (*authResult, *s3Error) {
+	mode, sum, e := classifyPayload(declared, a.presigned)
+	if e != nil {
+		return nil, e
+	}
+	a.mode, a.sha256 = mode, sum
+	return a, nil
+}
+
+// payloadHashes returns the payload hash the client declares (how the body
+// is to be checked) and the one its signature covers (the last line of the
+// canonical request).
+//
+// In the header form both are the x-amz-content-sha256 header, which the
+// caller has checked is present: its value is bound into the signature
+// whether or not the header is also listed in SignedHeaders.
+//
+// A presigned URL is made before the body exists, so its signer hashes the
+// constant UNSIGNED-PAYLOAD (minio-go, the AWS SDKs). As AWS S3 does, a
+// client may still add an x-amz-content-sha256 header that the URL does not
+// sign (several SDKs add one to every PUT): the signature then covers
+// UNSIGNED-PAYLOAD and the header only declares the body's hash, which the
+// upload checks. Only when the signer listed the header in
+// X-Amz-SignedHeaders does the signature cover its value (minio-go and
+// aws-sdk-go v1 sign the value of a header set before presigning). Without
+// the header the body is unsigned. The X-Amz-Content-Sha256 query
+// parameter some presigners add is an ordinary signed parameter: it takes
+// no part here, as on AWS.
+func payloadHashes(r *http.Request, signed []string, presigned bool) (declared, canonical string, e *s3Error) {
+	if len(r.Header.Values("X-Amz-Content-Sha256")) > 1 {
+		return "", "", errInvalidArgument("x-amz-content-sha256 must be sent at most once.")
+	}
+	declared = r.Header.Get("X-Amz-Content-Sha256")
+	if !presigned {
+		return declared, declared, nil
+	}
+	if declared == "" {
+		declared = unsignedPayload
+	}
+	if slices.Contains(signed, "x-amz-content-sha256") {
+		return declared, declared, nil
+	}
+	return declared, unsignedPayload, nil
+}
+
+// classifyPayload turns the declared payload hash of an authenticated
+// request into how the body is checked: not at all (UNSIGNED-PAYLOAD),
+// against a SHA-256 (64 lower-case hex digits), or chunk by chunk
+// (STREAMING-AWS4-HMAC-SHA256-PAYLOAD, header form only: its chunk
+// signatures chain from the Authorization header's signature). The other
+// aws-chunked variants S3 defines (STREAMING-UNSIGNED-PAYLOAD-TRAILER and
+// the trailer and ECDSA forms) answer NotImplemented: they need trailer
+// headers a presigned URL does not sign, and the only other clients of this
+// endpoint (minio-go) never send them.
+func classifyPayload(declared string, presigned bool) (payloadMode, []byte, *s3Error) {
+	switch declared {
+	case unsignedPayload:
+		return payloadUnsigned, nil, nil
+	case streamingPayload:
+		if presigned {
+			return 0, nil, errInvalidRequest("x-amz-content-sha256 " + streamingPayload +
+				" needs the Authorization header form; with a presigned URL send the body as is, with no x-amz-content-sha256, UNSIGNED-PAYLOAD or the body's hex SHA-256.")
+		}
+		return payloadStreaming, nil, nil
+	case "STREAMING-UNSIGNED-PAYLOAD-TRAILER", "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER",
+		"STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD", "STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD-TRAILER":
+		return 0, nil, &s3Error{http.StatusNotImplemented, "NotImplemented",
+			"x-amz-content-sha256 " + declared + " (an aws-chunked body) is not supported by this endpoint; send the body as is, with no x-amz-content-sha256, UNSIGNED-PAYLOAD or the body's hex SHA-256."}
+	}
+	sum, err := hex.DecodeString(declared)
+	if err != nil || len(sum) != sha256.Size || declared != strings.ToLower(declared) {
+		return 0, nil, errInvalidArgument("x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-AWS4-HMAC-SHA256-PAYLOAD or a valid sha256 value.")
+	}
+	return payloadHashed, sum, nil
 }
 
 // parseSignedHeaders splits a SignedHeaders value. Names must be non-empty,
@@ -255,11 +320,14 @@ func parseSignedHeaders(s string, malformed func(string) *s3Error) ([]string, *s
 // requireSigned refuses a request carrying an x-amz-* header, or a
 // Content-Type on a PUT, that is not among the signed headers: such a
 // header would change what the request does without the signer having
-// agreed to it.
+// agreed to it. As on AWS S3, x-amz-content-sha256 is the one exception
+// (see payloadHashes): it can only make the body's check stricter. Every
+// other x-amz-* header, x-amz-date, x-amz-decoded-content-length and
+// x-amz-trailer included, must be signed.
 func requireSigned(r *http.Request, signed []string) *s3Error {
 	for name := range r.Header {
 		lower := strings.ToLower(name)
-		mustSign := strings.HasPrefix(lower, "x-amz-") ||
+		mustSign := (strings.HasPrefix(lower, "x-amz-") && lower != "x-amz-content-sha256") ||
 			(lower == "content-type" && r.Method == http.MethodPut)
 		if mustSign && !slices.Contains(signed, lower) {
 			return errUnsignedHeaders
