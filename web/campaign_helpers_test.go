@@ -119,7 +119,7 @@ func newCampEnv(t *testing.T, opts campOpts) *campEnv {
 			Carriers: carrier.Options{BaseURLs: map[string]string{carrier.Twilio: ce.sim.URL()}}})
 		cfg.Dialer = ce.engine
 	}
-	srv.Config.Handler = web.New(cfg)
+	srv.Config.Handler = openAPIValidated(t, web.New(cfg))
 	srv.Start()
 	e.srv = srv
 	if opts.engine {

@@ -137,7 +137,7 @@ func (e *testEnv) start() {
 	}
 	e.db = db
 	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e.srv = httptest.NewServer(web.New(web.Config{DB: db, Log: log, Version: testVersion, Carriers: e.carriers}))
+	e.srv = httptest.NewServer(openAPIValidated(e.t, web.New(web.Config{DB: db, Log: log, Version: testVersion, Carriers: e.carriers})))
 }
 
 // stop closes the server, then the database.

@@ -87,10 +87,10 @@ func newObjEnv(t *testing.T, maxUpload int64) *objEnv {
 		t.Fatalf("NewBundled: %v", err)
 	}
 	oe.objects = st
-	srv.Config.Handler = web.New(web.Config{
+	srv.Config.Handler = openAPIValidated(t, web.New(web.Config{
 		DB: e.db, Log: log, Version: testVersion, MaxUploadBytes: maxUpload,
 		Uploads: st, Objects: h, ObjectsPrefix: objstore.PathPrefix,
-	})
+	}))
 	srv.Start()
 	e.srv = srv
 	return oe
