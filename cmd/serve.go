@@ -105,6 +105,13 @@ func runServe(c *cobra.Command, _ []string) error {
 		return err
 	}
 	defer db.Close()
+	db.SetLogger(log)
+	// Deletions and imports a previous process left unfinished (hidden
+	// campaigns) are purged in the background; only serve imports, so
+	// nothing hidden is in progress now.
+	if err := db.ResumePurges(ctx); err != nil {
+		return err
+	}
 
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

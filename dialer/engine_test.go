@@ -68,7 +68,11 @@ func (h *harness) waitQueued(id int64, n int) {
 	h.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		q, err := h.db.QueuedByTimezone(h.t.Context(), id)
+		c, err := h.db.CampaignByID(h.t.Context(), id)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		q, err := h.db.QueuedByTimezone(h.t.Context(), id, c.Timezones)
 		if err != nil {
 			h.t.Fatal(err)
 		}

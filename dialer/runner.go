@@ -159,11 +159,7 @@ func (r *runner) load(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	r.win = newWindow(c.ScheduleConfig)
-	tzs, err := r.e.db.CampaignTimezones(ctx, r.id)
-	if err != nil {
-		r.e.log.Error("dialer: campaign timezones", slog.Int64("campaign_id", r.id), slog.String("error", err.Error()))
-		return false, err
-	}
+	tzs := c.Timezones
 	r.tzs, r.locs = tzs, map[string]*time.Location{}
 	campaignLoc := time.UTC
 	if c.ScheduleConfig != nil && c.ScheduleConfig.Timezone != "" {
@@ -265,7 +261,7 @@ func (r *runner) openTimezones(now time.Time) []string {
 // nothing is left, else works out when the next attempt becomes due or its
 // window opens, logging window changes.
 func (r *runner) idle(ctx context.Context, now time.Time) (time.Time, bool) {
-	queued, err := r.e.db.QueuedByTimezone(ctx, r.id)
+	queued, err := r.e.db.QueuedByTimezone(ctx, r.id, r.tzs)
 	if err != nil {
 		r.e.log.Error("dialer: queued attempts", slog.Int64("campaign_id", r.id), slog.String("error", err.Error()))
 		return now.Add(time.Second), false

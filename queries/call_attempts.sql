@@ -17,9 +17,13 @@ RETURNING *;
 -- name: CountActiveAttempts :one
 SELECT count(*) FROM call_attempts WHERE campaign_id = ? AND state IN ('dialing', 'in_flight');
 
--- name: QueuedByTimezone :many
-SELECT timezone, CAST(MIN(due_at) AS INTEGER) AS next_due FROM call_attempts
-WHERE campaign_id = ? AND state = 'queued' GROUP BY timezone;
+-- name: NextQueuedDue :one
+-- The earliest due time of the campaign's queued attempts of one priority
+-- and timezone: a walk of call_attempts_queue in due order that stops at the
+-- first row of the timezone, not a scan of every queued attempt.
+SELECT due_at FROM call_attempts
+WHERE campaign_id = @campaign_id AND state = 'queued' AND priority = @priority AND timezone = @timezone
+ORDER BY due_at LIMIT 1;
 
 -- name: MinDeadline :one
 SELECT CAST(COALESCE(MIN(deadline_at), 0) AS INTEGER) FROM call_attempts WHERE campaign_id = ? AND state = 'in_flight';
@@ -60,12 +64,26 @@ SELECT * FROM call_attempts WHERE state IN ('dialing', 'in_flight') ORDER BY id;
 -- name: ExpiredAttempts :many
 SELECT * FROM call_attempts WHERE campaign_id = ? AND state = 'in_flight' AND deadline_at <= ? ORDER BY id;
 
+-- One query per filter, each an index range (call_attempts_campaign,
+-- _campaign_state, _campaign_outcome): a page costs the same at any depth.
+-- A single query with optional filters would be planned once for all of
+-- them and scan.
+
 -- name: ListAttempts :many
 SELECT * FROM call_attempts
 WHERE campaign_id = @campaign_id AND id > @after_id
-  AND (outcome = sqlc.narg('outcome') OR sqlc.narg('outcome') IS NULL)
+ORDER BY id LIMIT CAST(@max_rows AS INTEGER);
+
+-- name: ListAttemptsByState :many
+SELECT * FROM call_attempts
+WHERE campaign_id = @campaign_id AND state = @state AND id > @after_id
+ORDER BY id LIMIT CAST(@max_rows AS INTEGER);
+
+-- name: ListAttemptsByOutcome :many
+SELECT * FROM call_attempts
+WHERE campaign_id = @campaign_id AND outcome = @outcome AND id > @after_id
   AND (state = sqlc.narg('state') OR sqlc.narg('state') IS NULL)
-ORDER BY id LIMIT @max_rows;
+ORDER BY id LIMIT CAST(@max_rows AS INTEGER);
 
 -- name: LastAttemptOfContact :one
 SELECT * FROM call_attempts WHERE contact_id = ? ORDER BY attempt DESC LIMIT 1;

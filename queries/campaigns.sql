@@ -2,26 +2,28 @@
 INSERT INTO campaigns (organization_id, name, workflow_id, workflow_name, workflow_definition,
                        telephony_configuration_id, config_name_at_create, source_type, source_id, default_country, retry_config,
                        schedule_config, circuit_breaker, max_concurrency, rate_limit_per_second,
-                       parent_campaign_id, created_at, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, 'csv', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id;
+                       parent_campaign_id, created_at, updated_at, visibility)
+VALUES (?, ?, ?, ?, ?, ?, ?, 'csv', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'importing') RETURNING id;
 
--- name: SetCampaignTotals :exec
-UPDATE campaigns SET total_rows = ?, total_queued_count = ?, columns = ? WHERE id = ?;
+-- name: PublishCampaign :execrows
+UPDATE campaigns SET total_rows = @total_rows, total_queued_count = @total_rows, columns = @columns,
+    timezones = @timezones, last_row = @last_row, visibility = 'visible'
+WHERE id = @id AND visibility = 'importing';
 
 -- name: GetCampaign :one
 SELECT c.*, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name
 FROM campaigns c LEFT JOIN telephony_configs t ON t.id = c.telephony_configuration_id
-WHERE c.id = ? AND c.organization_id = ?;
+WHERE c.id = ? AND c.organization_id = ? AND c.visibility = 'visible';
 
 -- name: GetCampaignByID :one
 SELECT c.*, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name
 FROM campaigns c LEFT JOIN telephony_configs t ON t.id = c.telephony_configuration_id
-WHERE c.id = ?;
+WHERE c.id = ? AND c.visibility = 'visible';
 
 -- name: ListCampaigns :many
 SELECT c.*, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name
 FROM campaigns c LEFT JOIN telephony_configs t ON t.id = c.telephony_configuration_id
-WHERE c.organization_id = ? AND c.id < ?
+WHERE c.organization_id = ? AND c.id < ? AND c.visibility = 'visible'
 ORDER BY c.id DESC LIMIT ?;
 
 -- name: UpdateCampaignSettings :exec
@@ -59,7 +61,7 @@ UPDATE campaigns SET next_dial_at = ? WHERE id = ?;
 UPDATE campaigns SET redialed_campaign_id = ?, updated_at = ? WHERE id = ? AND redialed_campaign_id IS NULL;
 
 -- name: RunningCampaignIDs :many
-SELECT id FROM campaigns WHERE state = 'running' ORDER BY id;
+SELECT id FROM campaigns WHERE state = 'running' AND visibility = 'visible' ORDER BY id;
 
 -- name: AddCampaignCounts :exec
 UPDATE campaigns
@@ -68,10 +70,10 @@ SET processed_rows = processed_rows + @processed, failed_rows = failed_rows + @f
 WHERE id = @id;
 
 -- name: CountUnfinishedCampaignsForWorkflow :one
-SELECT count(*) FROM campaigns WHERE workflow_id = ? AND state IN ('draft', 'running', 'paused');
+SELECT count(*) FROM campaigns WHERE workflow_id = ? AND state IN ('draft', 'running', 'paused') AND visibility != 'deleting';
 
 -- name: CountUnfinishedCampaignsForConfig :one
-SELECT count(*) FROM campaigns WHERE telephony_configuration_id = ? AND state IN ('draft', 'running', 'paused');
+SELECT count(*) FROM campaigns WHERE telephony_configuration_id = ? AND state IN ('draft', 'running', 'paused') AND visibility != 'deleting';
 
 -- name: GetCampaignRetryConfig :one
 SELECT retry_config FROM campaigns WHERE id = ?;

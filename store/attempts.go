@@ -75,9 +75,11 @@ func (db *DB) ClaimAttempts(ctx context.Context, campaignID int64, now time.Time
 	var rows []sqlcdb.CallAttempt
 	err := db.inBatch(ctx, func(q *sqlcdb.Queries) error {
 		var err error
-		rows, err = q.ClaimAttempts(ctx, sqlcdb.ClaimAttemptsParams{
-			Now: sql.NullInt64{Int64: now.UnixMilli(), Valid: true}, CampaignID: campaignID,
-			Timezones: string(tz), MaxClaims: int64(max),
+		rows, err = claimWithQueueing(ctx, q, campaignID, max, func(n int) ([]sqlcdb.CallAttempt, error) {
+			return q.ClaimAttempts(ctx, sqlcdb.ClaimAttemptsParams{
+				Now: sql.NullInt64{Int64: now.UnixMilli(), Valid: true}, CampaignID: campaignID,
+				Timezones: string(tz), MaxClaims: int64(n),
+			})
 		})
 		return err
 	})
@@ -101,16 +103,33 @@ func (db *DB) CountActiveAttempts(ctx context.Context, campaignID int64) (int, e
 	return int(n), nil
 }
 
-// QueuedByTimezone returns, per contact timezone ("" = the campaign's), the
-// earliest due time of the campaign's queued attempts.
-func (db *DB) QueuedByTimezone(ctx context.Context, campaignID int64) (map[string]time.Time, error) {
-	rows, err := db.rq.QueuedByTimezone(ctx, campaignID)
-	if err != nil {
-		return nil, fmt.Errorf("queued attempts: %w", err)
+// QueuedByTimezone returns, per contact timezone of tzs ("" = the
+// campaign's), the earliest due time of the campaign's queued attempts; a
+// timezone with none queued is absent. Contacts whose first attempt is not
+// queued yet (queue.go) count as due at once in every timezone of tzs. It
+// costs a few index lookups per timezone, not a scan of the queue.
+func (db *DB) QueuedByTimezone(ctx context.Context, campaignID int64, tzs []string) (map[string]time.Time, error) {
+	out := make(map[string]time.Time, len(tzs))
+	if more, err := db.unqueuedContacts(ctx, campaignID); err != nil {
+		return nil, err
+	} else if more {
+		addUnqueued(out, tzs)
+		return out, nil
 	}
-	out := make(map[string]time.Time, len(rows))
-	for _, r := range rows {
-		out[r.Timezone] = fromMS(r.NextDue)
+	for _, tz := range tzs {
+		// Retries (priority 0) and first attempts (1) are ordered apart.
+		for _, prio := range []int64{0, 1} {
+			ms, err := db.rq.NextQueuedDue(ctx, sqlcdb.NextQueuedDueParams{CampaignID: campaignID, Priority: prio, Timezone: tz})
+			if errNoRows(err) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("queued attempts: %w", err)
+			}
+			if t, ok := out[tz]; !ok || fromMS(ms).Before(t) {
+				out[tz] = fromMS(ms)
+			}
+		}
 	}
 	return out, nil
 }
@@ -203,10 +222,21 @@ type AttemptFilter struct {
 	Limit   int
 }
 
-// ListAttempts returns the campaign's attempts in id order.
+// ListAttempts returns the campaign's attempts in id order, each filter an
+// index range so that a page costs the same at any depth.
 func (db *DB) ListAttempts(ctx context.Context, campaignID int64, f AttemptFilter) ([]*Attempt, error) {
-	rows, err := db.rq.ListAttempts(ctx, sqlcdb.ListAttemptsParams{CampaignID: campaignID, AfterID: f.AfterID,
-		Outcome: toNullString(f.Outcome), State: toNullString(f.State), MaxRows: int64(f.Limit)})
+	var rows []sqlcdb.CallAttempt
+	var err error
+	switch {
+	case f.Outcome != nil:
+		rows, err = db.rq.ListAttemptsByOutcome(ctx, sqlcdb.ListAttemptsByOutcomeParams{CampaignID: campaignID,
+			Outcome: toNullString(f.Outcome), AfterID: f.AfterID, State: toNullString(f.State), MaxRows: int64(f.Limit)})
+	case f.State != nil:
+		rows, err = db.rq.ListAttemptsByState(ctx, sqlcdb.ListAttemptsByStateParams{CampaignID: campaignID,
+			State: *f.State, AfterID: f.AfterID, MaxRows: int64(f.Limit)})
+	default:
+		rows, err = db.rq.ListAttempts(ctx, sqlcdb.ListAttemptsParams{CampaignID: campaignID, AfterID: f.AfterID, MaxRows: int64(f.Limit)})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list attempts: %w", err)
 	}
@@ -245,14 +275,4 @@ func (db *DB) CountCallerIDs(ctx context.Context, configID int64) (int, error) {
 		return 0, fmt.Errorf("count caller ids: %w", err)
 	}
 	return int(n), nil
-}
-
-// CampaignTimezones returns the distinct contact timezones ("" = the
-// campaign's own) of the campaign's unfinished attempts.
-func (db *DB) CampaignTimezones(ctx context.Context, campaignID int64) ([]string, error) {
-	tzs, err := db.rq.CampaignTimezones(ctx, campaignID)
-	if err != nil {
-		return nil, fmt.Errorf("campaign timezones: %w", err)
-	}
-	return tzs, nil
 }

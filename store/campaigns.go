@@ -78,7 +78,10 @@ type Campaign struct {
 	SourceType                 string
 	SourceID                   string
 	// Columns are the CSV's header names in file order.
-	Columns            []string
+	Columns []string
+	// Timezones are the distinct contact timezones ("" = the campaign's
+	// own), sorted.
+	Timezones          []string
 	DefaultCountry     *string
 	TotalRows          int64
 	ProcessedRows      int64
@@ -135,6 +138,9 @@ func campaignFromRow(r sqlcdb.GetCampaignRow) (*Campaign, error) {
 	if err := json.Unmarshal([]byte(r.Columns), &c.Columns); err != nil {
 		return nil, fmt.Errorf("campaign %d columns: %w", r.ID, err)
 	}
+	if err := json.Unmarshal([]byte(r.Timezones), &c.Timezones); err != nil {
+		return nil, fmt.Errorf("campaign %d timezones: %w", r.ID, err)
+	}
 	if r.ScheduleConfig.Valid {
 		c.ScheduleConfig = &ScheduleConfig{}
 		if err := json.Unmarshal([]byte(r.ScheduleConfig.String), c.ScheduleConfig); err != nil {
@@ -184,79 +190,6 @@ type ContactInput struct {
 	PhoneNumber string
 	Timezone    string
 	Context     map[string]string
-}
-
-// CreateCampaign stores a draft campaign and its contacts, each with a first
-// call attempt, in one transaction. feed is called once inside the
-// transaction and calls add for each contact in CSV order; when feed returns
-// an error nothing is stored and that error is returned.
-func (db *DB) CreateCampaign(ctx context.Context, orgID int64, nc NewCampaign, feed func(add func(ContactInput) error) (columns []string, err error)) (*Campaign, error) {
-	var id int64
-	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
-		now := db.nowMS()
-		var parent sql.NullInt64
-		if nc.ParentCampaignID != nil {
-			parent = sql.NullInt64{Int64: *nc.ParentCampaignID, Valid: true}
-		}
-		var err error
-		id, err = q.InsertCampaign(ctx, sqlcdb.InsertCampaignParams{
-			OrganizationID: orgID, Name: nc.Name, WorkflowID: nc.WorkflowID, WorkflowName: nc.WorkflowName,
-			WorkflowDefinition: string(nc.WorkflowDefinition), TelephonyConfigurationID: nc.TelephonyConfigurationID,
-			ConfigNameAtCreate: nc.TelephonyConfigurationName, SourceID: nc.SourceID, DefaultCountry: toNullString(nc.DefaultCountry), RetryConfig: mustJSON(nc.RetryConfig),
-			ScheduleConfig: scheduleJSON(nc.ScheduleConfig), CircuitBreaker: mustJSON(nc.CircuitBreaker),
-			MaxConcurrency: int64(nc.MaxConcurrency), RateLimitPerSecond: nc.RateLimitPerSecond,
-			ParentCampaignID: parent, CreatedAt: now, UpdatedAt: now,
-		})
-		if err != nil {
-			return fmt.Errorf("insert campaign: %w", err)
-		}
-		var n int64
-		add := func(c ContactInput) error {
-			ctxJSON, err := json.Marshal(c.Context)
-			if err != nil {
-				return fmt.Errorf("encode contact context: %w", err)
-			}
-			cid, err := q.InsertContact(ctx, sqlcdb.InsertContactParams{CampaignID: id, RowNumber: int64(c.Row),
-				PhoneNumber: c.PhoneNumber, Timezone: c.Timezone, Context: string(ctxJSON)})
-			if err != nil {
-				return fmt.Errorf("insert contact: %w", err)
-			}
-			if _, err := q.InsertAttempt(ctx, sqlcdb.InsertAttemptParams{CampaignID: id, ContactID: cid,
-				ContactRow: int64(c.Row), Attempt: 1, Priority: 1, DueAt: 0, Timezone: c.Timezone,
-				PhoneNumber: c.PhoneNumber}); err != nil {
-				return fmt.Errorf("insert attempt: %w", err)
-			}
-			n++
-			return nil
-		}
-		columns, err := feed(add)
-		if err != nil {
-			return err
-		}
-		if columns == nil {
-			columns = []string{}
-		}
-		if nc.RedialOf != nil {
-			n, err := q.SetRedialed(ctx, sqlcdb.SetRedialedParams{RedialedCampaignID: sql.NullInt64{Int64: id, Valid: true},
-				UpdatedAt: now, ID: *nc.RedialOf})
-			if err != nil {
-				return fmt.Errorf("mark redialed: %w", err)
-			}
-			if n == 0 {
-				// A concurrent redial won; name its campaign like the
-				// web layer's early check does.
-				if pr, err := q.GetCampaignByID(ctx, *nc.RedialOf); err == nil && pr.RedialedCampaignID.Valid {
-					return Errorf(ECONFLICT, "campaign %d was already redialed as campaign %d", *nc.RedialOf, pr.RedialedCampaignID.Int64)
-				}
-				return Errorf(ECONFLICT, "campaign %d was already redialed", *nc.RedialOf)
-			}
-		}
-		return q.SetCampaignTotals(ctx, sqlcdb.SetCampaignTotalsParams{TotalRows: n, TotalQueuedCount: n, Columns: mustJSON(columns), ID: id})
-	})
-	if err != nil {
-		return nil, err
-	}
-	return db.GetCampaign(ctx, orgID, id)
 }
 
 // GetCampaign returns campaign id of organization orgID, or ENOTFOUND.

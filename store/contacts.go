@@ -53,17 +53,3 @@ func (db *DB) ListContacts(ctx context.Context, campaignID, afterRow int64, limi
 	}
 	return out, nil
 }
-
-// ContactsWithOutcomes returns the campaign's final contacts whose outcome
-// is one of outcomes, in row order.
-func (db *DB) ContactsWithOutcomes(ctx context.Context, campaignID int64, outcomes []string) ([]*Contact, error) {
-	rows, err := db.rq.ContactsWithOutcomes(ctx, sqlcdb.ContactsWithOutcomesParams{CampaignID: campaignID, JsonEach: mustJSON(outcomes)})
-	if err != nil {
-		return nil, fmt.Errorf("contacts with outcomes: %w", err)
-	}
-	out := make([]*Contact, len(rows))
-	for i, r := range rows {
-		out[i] = contactFromRow(r)
-	}
-	return out, nil
-}

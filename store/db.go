@@ -35,6 +35,7 @@ type DB struct {
 	sealer *Sealer
 
 	b *batcher // group commit of the dialer's small writes (batch.go)
+	p *purger  // deletes hidden campaigns in chunks (purge.go)
 
 	// Now returns the current time; tests replace it. Stored times are unix
 	// milliseconds, so sub-millisecond precision is dropped.
@@ -73,6 +74,7 @@ func Open(ctx context.Context, path string, sealer *Sealer) (*DB, error) {
 		if rq, err = sqlcdb.Prepare(ctx, read); err == nil {
 			db := &DB{write: write, read: read, wq: wq, rq: rq, sealer: sealer, Now: time.Now}
 			db.startBatcher()
+			db.startPurger()
 			return db, nil
 		}
 		wq.Close()
@@ -92,6 +94,10 @@ func dsn(path string, readOnly bool) string {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	// Statement journals and sorts in memory: a multi-row INSERT of an
+	// import otherwise writes every page it touches to a temporary file
+	// first (a fifth of an import's time).
+	q.Add("_pragma", "temp_store(MEMORY)")
 	if readOnly {
 		q.Add("mode", "ro")
 	} else {
@@ -102,6 +108,7 @@ func dsn(path string, readOnly bool) string {
 
 // Close closes the prepared statements and both pools.
 func (db *DB) Close() error {
+	db.stopPurger()
 	db.stopBatcher()
 	db.rq.Close() //nolint:errcheck // the pools' Close reports what matters
 	db.wq.Close() //nolint:errcheck

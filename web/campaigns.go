@@ -80,6 +80,20 @@ func (s *Server) getCampaign(w http.ResponseWriter, r *http.Request, ps httprout
 	return s.writeCampaign(w, r, c)
 }
 
+// deleteCampaign deletes a draft or finished campaign with no call still to
+// be recorded; its contacts, calls and logs are purged in the background.
+func (s *Server) deleteCampaign(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error {
+	id, err := pathID(ps, "campaign_id")
+	if err != nil {
+		return err
+	}
+	if err := s.db.DeleteCampaign(r.Context(), org, id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
 // patchCampaign changes settings of a draft, running or paused campaign; a
 // running campaign's runner re-reads them at once.
 func (s *Server) patchCampaign(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error {
@@ -254,25 +268,9 @@ func (s *Server) redialCampaign(w http.ResponseWriter, r *http.Request, ps httpr
 			outcomes = append(outcomes, outs...)
 		}
 	}
-	list, err := s.db.ContactsWithOutcomes(ctx, id, outcomes)
-	if err != nil {
-		return err
-	}
-	if len(list) == 0 {
-		return errStatus(http.StatusConflict, "no contact of campaign "+strconv.FormatInt(id, 10)+" has a matching final outcome")
-	}
-	c, err := s.db.CreateCampaign(ctx, org, nc, func(add func(store.ContactInput) error) ([]string, error) {
-		for _, ct := range list {
-			vars := map[string]string{}
-			if err := json.Unmarshal(ct.Context, &vars); err != nil {
-				return nil, err
-			}
-			if err := add(store.ContactInput{Row: int(ct.Row), PhoneNumber: ct.PhoneNumber, Timezone: ct.Timezone, Context: vars}); err != nil {
-				return nil, err
-			}
-		}
-		return parent.Columns, nil
-	})
+	// The contacts are copied inside the database, a chunk per short
+	// transaction: none passes through memory, however many there are.
+	c, err := s.db.RedialCampaign(ctx, org, nc, parent.Columns, outcomes)
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,7 @@ func (s *Server) registerRoutes() {
 	s.authed(http.MethodGet, "/api/v1/campaign", s.listCampaigns)
 	s.authed(http.MethodGet, "/api/v1/campaign/:campaign_id", s.getCampaign)
 	s.authed(http.MethodPatch, "/api/v1/campaign/:campaign_id", s.patchCampaign)
+	s.authed(http.MethodDelete, "/api/v1/campaign/:campaign_id", s.deleteCampaign)
 	s.authed(http.MethodPost, "/api/v1/campaign/:campaign_id/start", s.transition(store.OpStart))
 	s.authed(http.MethodPost, "/api/v1/campaign/:campaign_id/pause", s.transition(store.OpPause))
 	s.authed(http.MethodPost, "/api/v1/campaign/:campaign_id/resume", s.transition(store.OpResume))

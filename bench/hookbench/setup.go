@@ -60,10 +60,7 @@ func (s *service) prepare(ctx context.Context, sc scheme, n int) (int64, []*stor
 	if _, err := db.TransitionCampaign(ctx, org, c.ID, store.OpStart); err != nil {
 		return 0, nil, err
 	}
-	tzs, err := db.CampaignTimezones(ctx, c.ID)
-	if err != nil {
-		return 0, nil, err
-	}
+	tzs := c.Timezones
 	var out []*store.Attempt
 	deadline := time.Now().Add(time.Hour)
 	for len(out) < n {

@@ -303,27 +303,153 @@ func (q *Queries) LastAttemptOfContact(ctx context.Context, contactID int64) (Ca
 }
 
 const listAttempts = `-- name: ListAttempts :many
+
 SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds FROM call_attempts
 WHERE campaign_id = ?1 AND id > ?2
-  AND (outcome = ?3 OR ?3 IS NULL)
-  AND (state = ?4 OR ?4 IS NULL)
-ORDER BY id LIMIT ?5
+ORDER BY id LIMIT CAST(?3 AS INTEGER)
 `
 
 type ListAttemptsParams struct {
 	CampaignID int64
 	AfterID    int64
+	MaxRows    int64
+}
+
+// One query per filter, each an index range (call_attempts_campaign,
+// _campaign_state, _campaign_outcome): a page costs the same at any depth.
+// A single query with optional filters would be planned once for all of
+// them and scan.
+func (q *Queries) ListAttempts(ctx context.Context, arg ListAttemptsParams) ([]CallAttempt, error) {
+	rows, err := q.query(ctx, q.listAttemptsStmt, listAttempts, arg.CampaignID, arg.AfterID, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []CallAttempt{}
+	for rows.Next() {
+		var i CallAttempt
+		if err := rows.Scan(
+			&i.ID,
+			&i.CampaignID,
+			&i.ContactID,
+			&i.ContactRow,
+			&i.Attempt,
+			&i.State,
+			&i.Priority,
+			&i.DueAt,
+			&i.Timezone,
+			&i.PhoneNumber,
+			&i.Outcome,
+			&i.RawStatus,
+			&i.ProviderCallID,
+			&i.CallerID,
+			&i.AnsweredBy,
+			&i.Error,
+			&i.Sequence,
+			&i.StartedAt,
+			&i.AnsweredAt,
+			&i.EndedAt,
+			&i.DeadlineAt,
+			&i.DurationSeconds,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listAttemptsByOutcome = `-- name: ListAttemptsByOutcome :many
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds FROM call_attempts
+WHERE campaign_id = ?1 AND outcome = ?2 AND id > ?3
+  AND (state = ?4 OR ?4 IS NULL)
+ORDER BY id LIMIT CAST(?5 AS INTEGER)
+`
+
+type ListAttemptsByOutcomeParams struct {
+	CampaignID int64
 	Outcome    sql.NullString
+	AfterID    int64
 	State      sql.NullString
 	MaxRows    int64
 }
 
-func (q *Queries) ListAttempts(ctx context.Context, arg ListAttemptsParams) ([]CallAttempt, error) {
-	rows, err := q.query(ctx, q.listAttemptsStmt, listAttempts,
+func (q *Queries) ListAttemptsByOutcome(ctx context.Context, arg ListAttemptsByOutcomeParams) ([]CallAttempt, error) {
+	rows, err := q.query(ctx, q.listAttemptsByOutcomeStmt, listAttemptsByOutcome,
 		arg.CampaignID,
-		arg.AfterID,
 		arg.Outcome,
+		arg.AfterID,
 		arg.State,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []CallAttempt{}
+	for rows.Next() {
+		var i CallAttempt
+		if err := rows.Scan(
+			&i.ID,
+			&i.CampaignID,
+			&i.ContactID,
+			&i.ContactRow,
+			&i.Attempt,
+			&i.State,
+			&i.Priority,
+			&i.DueAt,
+			&i.Timezone,
+			&i.PhoneNumber,
+			&i.Outcome,
+			&i.RawStatus,
+			&i.ProviderCallID,
+			&i.CallerID,
+			&i.AnsweredBy,
+			&i.Error,
+			&i.Sequence,
+			&i.StartedAt,
+			&i.AnsweredAt,
+			&i.EndedAt,
+			&i.DeadlineAt,
+			&i.DurationSeconds,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listAttemptsByState = `-- name: ListAttemptsByState :many
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds FROM call_attempts
+WHERE campaign_id = ?1 AND state = ?2 AND id > ?3
+ORDER BY id LIMIT CAST(?4 AS INTEGER)
+`
+
+type ListAttemptsByStateParams struct {
+	CampaignID int64
+	State      string
+	AfterID    int64
+	MaxRows    int64
+}
+
+func (q *Queries) ListAttemptsByState(ctx context.Context, arg ListAttemptsByStateParams) ([]CallAttempt, error) {
+	rows, err := q.query(ctx, q.listAttemptsByStateStmt, listAttemptsByState,
+		arg.CampaignID,
+		arg.State,
+		arg.AfterID,
 		arg.MaxRows,
 	)
 	if err != nil {
@@ -408,6 +534,28 @@ func (q *Queries) MinDeadline(ctx context.Context, campaignID int64) (int64, err
 	return column_1, err
 }
 
+const nextQueuedDue = `-- name: NextQueuedDue :one
+SELECT due_at FROM call_attempts
+WHERE campaign_id = ?1 AND state = 'queued' AND priority = ?2 AND timezone = ?3
+ORDER BY due_at LIMIT 1
+`
+
+type NextQueuedDueParams struct {
+	CampaignID int64
+	Priority   int64
+	Timezone   string
+}
+
+// The earliest due time of the campaign's queued attempts of one priority
+// and timezone: a walk of call_attempts_queue in due order that stops at the
+// first row of the timezone, not a scan of every queued attempt.
+func (q *Queries) NextQueuedDue(ctx context.Context, arg NextQueuedDueParams) (int64, error) {
+	row := q.queryRow(ctx, q.nextQueuedDueStmt, nextQueuedDue, arg.CampaignID, arg.Priority, arg.Timezone)
+	var due_at int64
+	err := row.Scan(&due_at)
+	return due_at, err
+}
+
 const noteAttemptProgress = `-- name: NoteAttemptProgress :execrows
 UPDATE call_attempts
 SET raw_status = ?1, answered_at = COALESCE(answered_at, ?2),
@@ -479,39 +627,6 @@ func (q *Queries) PickCallerID(ctx context.Context, telephonyConfigurationID int
 	var i PickCallerIDRow
 	err := row.Scan(&i.ID, &i.AddressNormalized)
 	return i, err
-}
-
-const queuedByTimezone = `-- name: QueuedByTimezone :many
-SELECT timezone, CAST(MIN(due_at) AS INTEGER) AS next_due FROM call_attempts
-WHERE campaign_id = ? AND state = 'queued' GROUP BY timezone
-`
-
-type QueuedByTimezoneRow struct {
-	Timezone string
-	NextDue  int64
-}
-
-func (q *Queries) QueuedByTimezone(ctx context.Context, campaignID int64) ([]QueuedByTimezoneRow, error) {
-	rows, err := q.query(ctx, q.queuedByTimezoneStmt, queuedByTimezone, campaignID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []QueuedByTimezoneRow{}
-	for rows.Next() {
-		var i QueuedByTimezoneRow
-		if err := rows.Scan(&i.Timezone, &i.NextDue); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const requeueAttempt = `-- name: RequeueAttempt :execrows

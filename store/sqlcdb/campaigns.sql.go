@@ -75,7 +75,7 @@ func (q *Queries) CompleteCampaign(ctx context.Context, arg CompleteCampaignPara
 }
 
 const countUnfinishedCampaignsForConfig = `-- name: CountUnfinishedCampaignsForConfig :one
-SELECT count(*) FROM campaigns WHERE telephony_configuration_id = ? AND state IN ('draft', 'running', 'paused')
+SELECT count(*) FROM campaigns WHERE telephony_configuration_id = ? AND state IN ('draft', 'running', 'paused') AND visibility != 'deleting'
 `
 
 func (q *Queries) CountUnfinishedCampaignsForConfig(ctx context.Context, telephonyConfigurationID int64) (int64, error) {
@@ -86,7 +86,7 @@ func (q *Queries) CountUnfinishedCampaignsForConfig(ctx context.Context, telepho
 }
 
 const countUnfinishedCampaignsForWorkflow = `-- name: CountUnfinishedCampaignsForWorkflow :one
-SELECT count(*) FROM campaigns WHERE workflow_id = ? AND state IN ('draft', 'running', 'paused')
+SELECT count(*) FROM campaigns WHERE workflow_id = ? AND state IN ('draft', 'running', 'paused') AND visibility != 'deleting'
 `
 
 func (q *Queries) CountUnfinishedCampaignsForWorkflow(ctx context.Context, workflowID int64) (int64, error) {
@@ -97,9 +97,9 @@ func (q *Queries) CountUnfinishedCampaignsForWorkflow(ctx context.Context, workf
 }
 
 const getCampaign = `-- name: GetCampaign :one
-SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.workflow_definition, c.telephony_configuration_id, c.config_name_at_create, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name
+SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.workflow_definition, c.telephony_configuration_id, c.config_name_at_create, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, c.visibility, c.timezones, c.last_row, c.queued_through_row, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name
 FROM campaigns c LEFT JOIN telephony_configs t ON t.id = c.telephony_configuration_id
-WHERE c.id = ? AND c.organization_id = ?
+WHERE c.id = ? AND c.organization_id = ? AND c.visibility = 'visible'
 `
 
 type GetCampaignParams struct {
@@ -140,6 +140,10 @@ type GetCampaignRow struct {
 	StartedAt                  sql.NullInt64
 	CompletedAt                sql.NullInt64
 	CancelledAt                sql.NullInt64
+	Visibility                 string
+	Timezones                  string
+	LastRow                    int64
+	QueuedThroughRow           int64
 	TelephonyConfigurationName string
 }
 
@@ -179,15 +183,19 @@ func (q *Queries) GetCampaign(ctx context.Context, arg GetCampaignParams) (GetCa
 		&i.StartedAt,
 		&i.CompletedAt,
 		&i.CancelledAt,
+		&i.Visibility,
+		&i.Timezones,
+		&i.LastRow,
+		&i.QueuedThroughRow,
 		&i.TelephonyConfigurationName,
 	)
 	return i, err
 }
 
 const getCampaignByID = `-- name: GetCampaignByID :one
-SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.workflow_definition, c.telephony_configuration_id, c.config_name_at_create, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name
+SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.workflow_definition, c.telephony_configuration_id, c.config_name_at_create, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, c.visibility, c.timezones, c.last_row, c.queued_through_row, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name
 FROM campaigns c LEFT JOIN telephony_configs t ON t.id = c.telephony_configuration_id
-WHERE c.id = ?
+WHERE c.id = ? AND c.visibility = 'visible'
 `
 
 type GetCampaignByIDRow struct {
@@ -223,6 +231,10 @@ type GetCampaignByIDRow struct {
 	StartedAt                  sql.NullInt64
 	CompletedAt                sql.NullInt64
 	CancelledAt                sql.NullInt64
+	Visibility                 string
+	Timezones                  string
+	LastRow                    int64
+	QueuedThroughRow           int64
 	TelephonyConfigurationName string
 }
 
@@ -262,6 +274,10 @@ func (q *Queries) GetCampaignByID(ctx context.Context, id int64) (GetCampaignByI
 		&i.StartedAt,
 		&i.CompletedAt,
 		&i.CancelledAt,
+		&i.Visibility,
+		&i.Timezones,
+		&i.LastRow,
+		&i.QueuedThroughRow,
 		&i.TelephonyConfigurationName,
 	)
 	return i, err
@@ -282,8 +298,8 @@ const insertCampaign = `-- name: InsertCampaign :one
 INSERT INTO campaigns (organization_id, name, workflow_id, workflow_name, workflow_definition,
                        telephony_configuration_id, config_name_at_create, source_type, source_id, default_country, retry_config,
                        schedule_config, circuit_breaker, max_concurrency, rate_limit_per_second,
-                       parent_campaign_id, created_at, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, 'csv', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+                       parent_campaign_id, created_at, updated_at, visibility)
+VALUES (?, ?, ?, ?, ?, ?, ?, 'csv', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'importing') RETURNING id
 `
 
 type InsertCampaignParams struct {
@@ -332,9 +348,9 @@ func (q *Queries) InsertCampaign(ctx context.Context, arg InsertCampaignParams) 
 }
 
 const listCampaigns = `-- name: ListCampaigns :many
-SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.workflow_definition, c.telephony_configuration_id, c.config_name_at_create, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name
+SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.workflow_definition, c.telephony_configuration_id, c.config_name_at_create, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, c.visibility, c.timezones, c.last_row, c.queued_through_row, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name
 FROM campaigns c LEFT JOIN telephony_configs t ON t.id = c.telephony_configuration_id
-WHERE c.organization_id = ? AND c.id < ?
+WHERE c.organization_id = ? AND c.id < ? AND c.visibility = 'visible'
 ORDER BY c.id DESC LIMIT ?
 `
 
@@ -377,6 +393,10 @@ type ListCampaignsRow struct {
 	StartedAt                  sql.NullInt64
 	CompletedAt                sql.NullInt64
 	CancelledAt                sql.NullInt64
+	Visibility                 string
+	Timezones                  string
+	LastRow                    int64
+	QueuedThroughRow           int64
 	TelephonyConfigurationName string
 }
 
@@ -422,6 +442,10 @@ func (q *Queries) ListCampaigns(ctx context.Context, arg ListCampaignsParams) ([
 			&i.StartedAt,
 			&i.CompletedAt,
 			&i.CancelledAt,
+			&i.Visibility,
+			&i.Timezones,
+			&i.LastRow,
+			&i.QueuedThroughRow,
 			&i.TelephonyConfigurationName,
 		); err != nil {
 			return nil, err
@@ -465,6 +489,34 @@ func (q *Queries) MoveCampaignState(ctx context.Context, arg MoveCampaignStatePa
 	return result.RowsAffected()
 }
 
+const publishCampaign = `-- name: PublishCampaign :execrows
+UPDATE campaigns SET total_rows = ?1, total_queued_count = ?1, columns = ?2,
+    timezones = ?3, last_row = ?4, visibility = 'visible'
+WHERE id = ?5 AND visibility = 'importing'
+`
+
+type PublishCampaignParams struct {
+	TotalRows int64
+	Columns   string
+	Timezones string
+	LastRow   int64
+	ID        int64
+}
+
+func (q *Queries) PublishCampaign(ctx context.Context, arg PublishCampaignParams) (int64, error) {
+	result, err := q.exec(ctx, q.publishCampaignStmt, publishCampaign,
+		arg.TotalRows,
+		arg.Columns,
+		arg.Timezones,
+		arg.LastRow,
+		arg.ID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const resumeCampaign = `-- name: ResumeCampaign :execrows
 UPDATE campaigns SET state = 'running', breaker_reset_at = ?, updated_at = ?
 WHERE id = ? AND state = 'paused'
@@ -485,7 +537,7 @@ func (q *Queries) ResumeCampaign(ctx context.Context, arg ResumeCampaignParams) 
 }
 
 const runningCampaignIDs = `-- name: RunningCampaignIDs :many
-SELECT id FROM campaigns WHERE state = 'running' ORDER BY id
+SELECT id FROM campaigns WHERE state = 'running' AND visibility = 'visible' ORDER BY id
 `
 
 func (q *Queries) RunningCampaignIDs(ctx context.Context) ([]int64, error) {
@@ -509,27 +561,6 @@ func (q *Queries) RunningCampaignIDs(ctx context.Context) ([]int64, error) {
 		return nil, err
 	}
 	return items, nil
-}
-
-const setCampaignTotals = `-- name: SetCampaignTotals :exec
-UPDATE campaigns SET total_rows = ?, total_queued_count = ?, columns = ? WHERE id = ?
-`
-
-type SetCampaignTotalsParams struct {
-	TotalRows        int64
-	TotalQueuedCount int64
-	Columns          string
-	ID               int64
-}
-
-func (q *Queries) SetCampaignTotals(ctx context.Context, arg SetCampaignTotalsParams) error {
-	_, err := q.exec(ctx, q.setCampaignTotalsStmt, setCampaignTotals,
-		arg.TotalRows,
-		arg.TotalQueuedCount,
-		arg.Columns,
-		arg.ID,
-	)
-	return err
 }
 
 const setNextDialAt = `-- name: SetNextDialAt :exec

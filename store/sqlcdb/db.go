@@ -30,9 +30,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.authenticateAPIKeyStmt, err = db.PrepareContext(ctx, authenticateAPIKey); err != nil {
 		return nil, fmt.Errorf("error preparing query AuthenticateAPIKey: %w", err)
 	}
-	if q.campaignTimezonesStmt, err = db.PrepareContext(ctx, campaignTimezones); err != nil {
-		return nil, fmt.Errorf("error preparing query CampaignTimezones: %w", err)
-	}
 	if q.cancelCampaignStmt, err = db.PrepareContext(ctx, cancelCampaign); err != nil {
 		return nil, fmt.Errorf("error preparing query CancelCampaign: %w", err)
 	}
@@ -48,8 +45,11 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.completeCampaignStmt, err = db.PrepareContext(ctx, completeCampaign); err != nil {
 		return nil, fmt.Errorf("error preparing query CompleteCampaign: %w", err)
 	}
-	if q.contactsWithOutcomesStmt, err = db.PrepareContext(ctx, contactsWithOutcomes); err != nil {
-		return nil, fmt.Errorf("error preparing query ContactsWithOutcomes: %w", err)
+	if q.contactTimezonesAfterStmt, err = db.PrepareContext(ctx, contactTimezonesAfter); err != nil {
+		return nil, fmt.Errorf("error preparing query ContactTimezonesAfter: %w", err)
+	}
+	if q.copyRedialContactsStmt, err = db.PrepareContext(ctx, copyRedialContacts); err != nil {
+		return nil, fmt.Errorf("error preparing query CopyRedialContacts: %w", err)
 	}
 	if q.countActiveAttemptsStmt, err = db.PrepareContext(ctx, countActiveAttempts); err != nil {
 		return nil, fmt.Errorf("error preparing query CountActiveAttempts: %w", err)
@@ -69,6 +69,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.createOrganizationStmt, err = db.PrepareContext(ctx, createOrganization); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateOrganization: %w", err)
 	}
+	if q.deleteHiddenCampaignStmt, err = db.PrepareContext(ctx, deleteHiddenCampaign); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteHiddenCampaign: %w", err)
+	}
 	if q.deletePhoneNumberStmt, err = db.PrepareContext(ctx, deletePhoneNumber); err != nil {
 		return nil, fmt.Errorf("error preparing query DeletePhoneNumber: %w", err)
 	}
@@ -77,6 +80,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.deleteWorkflowStmt, err = db.PrepareContext(ctx, deleteWorkflow); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteWorkflow: %w", err)
+	}
+	if q.discardImportStmt, err = db.PrepareContext(ctx, discardImport); err != nil {
+		return nil, fmt.Errorf("error preparing query DiscardImport: %w", err)
 	}
 	if q.expiredAttemptsStmt, err = db.PrepareContext(ctx, expiredAttempts); err != nil {
 		return nil, fmt.Errorf("error preparing query ExpiredAttempts: %w", err)
@@ -120,6 +126,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getWorkflowStmt, err = db.PrepareContext(ctx, getWorkflow); err != nil {
 		return nil, fmt.Errorf("error preparing query GetWorkflow: %w", err)
 	}
+	if q.hiddenCampaignIDsStmt, err = db.PrepareContext(ctx, hiddenCampaignIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query HiddenCampaignIDs: %w", err)
+	}
+	if q.hideCampaignStmt, err = db.PrepareContext(ctx, hideCampaign); err != nil {
+		return nil, fmt.Errorf("error preparing query HideCampaign: %w", err)
+	}
 	if q.insertAttemptStmt, err = db.PrepareContext(ctx, insertAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertAttempt: %w", err)
 	}
@@ -144,11 +156,20 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.lastAttemptOfContactStmt, err = db.PrepareContext(ctx, lastAttemptOfContact); err != nil {
 		return nil, fmt.Errorf("error preparing query LastAttemptOfContact: %w", err)
 	}
+	if q.lastContactRowStmt, err = db.PrepareContext(ctx, lastContactRow); err != nil {
+		return nil, fmt.Errorf("error preparing query LastContactRow: %w", err)
+	}
 	if q.listAPIKeysStmt, err = db.PrepareContext(ctx, listAPIKeys); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAPIKeys: %w", err)
 	}
 	if q.listAttemptsStmt, err = db.PrepareContext(ctx, listAttempts); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAttempts: %w", err)
+	}
+	if q.listAttemptsByOutcomeStmt, err = db.PrepareContext(ctx, listAttemptsByOutcome); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAttemptsByOutcome: %w", err)
+	}
+	if q.listAttemptsByStateStmt, err = db.PrepareContext(ctx, listAttemptsByState); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAttemptsByState: %w", err)
 	}
 	if q.listCampaignsStmt, err = db.PrepareContext(ctx, listCampaigns); err != nil {
 		return nil, fmt.Errorf("error preparing query ListCampaigns: %w", err)
@@ -177,6 +198,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.moveCampaignStateStmt, err = db.PrepareContext(ctx, moveCampaignState); err != nil {
 		return nil, fmt.Errorf("error preparing query MoveCampaignState: %w", err)
 	}
+	if q.nextQueuedDueStmt, err = db.PrepareContext(ctx, nextQueuedDue); err != nil {
+		return nil, fmt.Errorf("error preparing query NextQueuedDue: %w", err)
+	}
 	if q.noteAttemptProgressStmt, err = db.PrepareContext(ctx, noteAttemptProgress); err != nil {
 		return nil, fmt.Errorf("error preparing query NoteAttemptProgress: %w", err)
 	}
@@ -192,8 +216,26 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.pickCallerIDStmt, err = db.PrepareContext(ctx, pickCallerID); err != nil {
 		return nil, fmt.Errorf("error preparing query PickCallerID: %w", err)
 	}
-	if q.queuedByTimezoneStmt, err = db.PrepareContext(ctx, queuedByTimezone); err != nil {
-		return nil, fmt.Errorf("error preparing query QueuedByTimezone: %w", err)
+	if q.publishCampaignStmt, err = db.PrepareContext(ctx, publishCampaign); err != nil {
+		return nil, fmt.Errorf("error preparing query PublishCampaign: %w", err)
+	}
+	if q.purgeAttemptsStmt, err = db.PrepareContext(ctx, purgeAttempts); err != nil {
+		return nil, fmt.Errorf("error preparing query PurgeAttempts: %w", err)
+	}
+	if q.purgeContactsStmt, err = db.PrepareContext(ctx, purgeContacts); err != nil {
+		return nil, fmt.Errorf("error preparing query PurgeContacts: %w", err)
+	}
+	if q.purgeLogsStmt, err = db.PrepareContext(ctx, purgeLogs); err != nil {
+		return nil, fmt.Errorf("error preparing query PurgeLogs: %w", err)
+	}
+	if q.queueChunkEndStmt, err = db.PrepareContext(ctx, queueChunkEnd); err != nil {
+		return nil, fmt.Errorf("error preparing query QueueChunkEnd: %w", err)
+	}
+	if q.queueCursorStmt, err = db.PrepareContext(ctx, queueCursor); err != nil {
+		return nil, fmt.Errorf("error preparing query QueueCursor: %w", err)
+	}
+	if q.queueFirstAttemptsStmt, err = db.PrepareContext(ctx, queueFirstAttempts); err != nil {
+		return nil, fmt.Errorf("error preparing query QueueFirstAttempts: %w", err)
 	}
 	if q.recentLogsStmt, err = db.PrepareContext(ctx, recentLogs); err != nil {
 		return nil, fmt.Errorf("error preparing query RecentLogs: %w", err)
@@ -210,11 +252,11 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.runningCampaignIDsStmt, err = db.PrepareContext(ctx, runningCampaignIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query RunningCampaignIDs: %w", err)
 	}
-	if q.setCampaignTotalsStmt, err = db.PrepareContext(ctx, setCampaignTotals); err != nil {
-		return nil, fmt.Errorf("error preparing query SetCampaignTotals: %w", err)
-	}
 	if q.setNextDialAtStmt, err = db.PrepareContext(ctx, setNextDialAt); err != nil {
 		return nil, fmt.Errorf("error preparing query SetNextDialAt: %w", err)
+	}
+	if q.setQueuedThroughStmt, err = db.PrepareContext(ctx, setQueuedThrough); err != nil {
+		return nil, fmt.Errorf("error preparing query SetQueuedThrough: %w", err)
 	}
 	if q.setRedialedStmt, err = db.PrepareContext(ctx, setRedialed); err != nil {
 		return nil, fmt.Errorf("error preparing query SetRedialed: %w", err)
@@ -236,6 +278,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.unfinishedAttemptsStmt, err = db.PrepareContext(ctx, unfinishedAttempts); err != nil {
 		return nil, fmt.Errorf("error preparing query UnfinishedAttempts: %w", err)
+	}
+	if q.unlinkRedialsStmt, err = db.PrepareContext(ctx, unlinkRedials); err != nil {
+		return nil, fmt.Errorf("error preparing query UnlinkRedials: %w", err)
 	}
 	if q.updateCampaignSettingsStmt, err = db.PrepareContext(ctx, updateCampaignSettings); err != nil {
 		return nil, fmt.Errorf("error preparing query UpdateCampaignSettings: %w", err)
@@ -270,11 +315,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing authenticateAPIKeyStmt: %w", cerr)
 		}
 	}
-	if q.campaignTimezonesStmt != nil {
-		if cerr := q.campaignTimezonesStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing campaignTimezonesStmt: %w", cerr)
-		}
-	}
 	if q.cancelCampaignStmt != nil {
 		if cerr := q.cancelCampaignStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing cancelCampaignStmt: %w", cerr)
@@ -300,9 +340,14 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing completeCampaignStmt: %w", cerr)
 		}
 	}
-	if q.contactsWithOutcomesStmt != nil {
-		if cerr := q.contactsWithOutcomesStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing contactsWithOutcomesStmt: %w", cerr)
+	if q.contactTimezonesAfterStmt != nil {
+		if cerr := q.contactTimezonesAfterStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing contactTimezonesAfterStmt: %w", cerr)
+		}
+	}
+	if q.copyRedialContactsStmt != nil {
+		if cerr := q.copyRedialContactsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing copyRedialContactsStmt: %w", cerr)
 		}
 	}
 	if q.countActiveAttemptsStmt != nil {
@@ -335,6 +380,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing createOrganizationStmt: %w", cerr)
 		}
 	}
+	if q.deleteHiddenCampaignStmt != nil {
+		if cerr := q.deleteHiddenCampaignStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteHiddenCampaignStmt: %w", cerr)
+		}
+	}
 	if q.deletePhoneNumberStmt != nil {
 		if cerr := q.deletePhoneNumberStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing deletePhoneNumberStmt: %w", cerr)
@@ -348,6 +398,11 @@ func (q *Queries) Close() error {
 	if q.deleteWorkflowStmt != nil {
 		if cerr := q.deleteWorkflowStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing deleteWorkflowStmt: %w", cerr)
+		}
+	}
+	if q.discardImportStmt != nil {
+		if cerr := q.discardImportStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing discardImportStmt: %w", cerr)
 		}
 	}
 	if q.expiredAttemptsStmt != nil {
@@ -420,6 +475,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getWorkflowStmt: %w", cerr)
 		}
 	}
+	if q.hiddenCampaignIDsStmt != nil {
+		if cerr := q.hiddenCampaignIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing hiddenCampaignIDsStmt: %w", cerr)
+		}
+	}
+	if q.hideCampaignStmt != nil {
+		if cerr := q.hideCampaignStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing hideCampaignStmt: %w", cerr)
+		}
+	}
 	if q.insertAttemptStmt != nil {
 		if cerr := q.insertAttemptStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing insertAttemptStmt: %w", cerr)
@@ -460,6 +525,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing lastAttemptOfContactStmt: %w", cerr)
 		}
 	}
+	if q.lastContactRowStmt != nil {
+		if cerr := q.lastContactRowStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing lastContactRowStmt: %w", cerr)
+		}
+	}
 	if q.listAPIKeysStmt != nil {
 		if cerr := q.listAPIKeysStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listAPIKeysStmt: %w", cerr)
@@ -468,6 +538,16 @@ func (q *Queries) Close() error {
 	if q.listAttemptsStmt != nil {
 		if cerr := q.listAttemptsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listAttemptsStmt: %w", cerr)
+		}
+	}
+	if q.listAttemptsByOutcomeStmt != nil {
+		if cerr := q.listAttemptsByOutcomeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAttemptsByOutcomeStmt: %w", cerr)
+		}
+	}
+	if q.listAttemptsByStateStmt != nil {
+		if cerr := q.listAttemptsByStateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAttemptsByStateStmt: %w", cerr)
 		}
 	}
 	if q.listCampaignsStmt != nil {
@@ -515,6 +595,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing moveCampaignStateStmt: %w", cerr)
 		}
 	}
+	if q.nextQueuedDueStmt != nil {
+		if cerr := q.nextQueuedDueStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nextQueuedDueStmt: %w", cerr)
+		}
+	}
 	if q.noteAttemptProgressStmt != nil {
 		if cerr := q.noteAttemptProgressStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing noteAttemptProgressStmt: %w", cerr)
@@ -540,9 +625,39 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing pickCallerIDStmt: %w", cerr)
 		}
 	}
-	if q.queuedByTimezoneStmt != nil {
-		if cerr := q.queuedByTimezoneStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing queuedByTimezoneStmt: %w", cerr)
+	if q.publishCampaignStmt != nil {
+		if cerr := q.publishCampaignStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing publishCampaignStmt: %w", cerr)
+		}
+	}
+	if q.purgeAttemptsStmt != nil {
+		if cerr := q.purgeAttemptsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing purgeAttemptsStmt: %w", cerr)
+		}
+	}
+	if q.purgeContactsStmt != nil {
+		if cerr := q.purgeContactsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing purgeContactsStmt: %w", cerr)
+		}
+	}
+	if q.purgeLogsStmt != nil {
+		if cerr := q.purgeLogsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing purgeLogsStmt: %w", cerr)
+		}
+	}
+	if q.queueChunkEndStmt != nil {
+		if cerr := q.queueChunkEndStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing queueChunkEndStmt: %w", cerr)
+		}
+	}
+	if q.queueCursorStmt != nil {
+		if cerr := q.queueCursorStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing queueCursorStmt: %w", cerr)
+		}
+	}
+	if q.queueFirstAttemptsStmt != nil {
+		if cerr := q.queueFirstAttemptsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing queueFirstAttemptsStmt: %w", cerr)
 		}
 	}
 	if q.recentLogsStmt != nil {
@@ -570,14 +685,14 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing runningCampaignIDsStmt: %w", cerr)
 		}
 	}
-	if q.setCampaignTotalsStmt != nil {
-		if cerr := q.setCampaignTotalsStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing setCampaignTotalsStmt: %w", cerr)
-		}
-	}
 	if q.setNextDialAtStmt != nil {
 		if cerr := q.setNextDialAtStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing setNextDialAtStmt: %w", cerr)
+		}
+	}
+	if q.setQueuedThroughStmt != nil {
+		if cerr := q.setQueuedThroughStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setQueuedThroughStmt: %w", cerr)
 		}
 	}
 	if q.setRedialedStmt != nil {
@@ -613,6 +728,11 @@ func (q *Queries) Close() error {
 	if q.unfinishedAttemptsStmt != nil {
 		if cerr := q.unfinishedAttemptsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing unfinishedAttemptsStmt: %w", cerr)
+		}
+	}
+	if q.unlinkRedialsStmt != nil {
+		if cerr := q.unlinkRedialsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing unlinkRedialsStmt: %w", cerr)
 		}
 	}
 	if q.updateCampaignSettingsStmt != nil {
@@ -686,22 +806,24 @@ type Queries struct {
 	tx                                      *sql.Tx
 	addCampaignCountsStmt                   *sql.Stmt
 	authenticateAPIKeyStmt                  *sql.Stmt
-	campaignTimezonesStmt                   *sql.Stmt
 	cancelCampaignStmt                      *sql.Stmt
 	claimAttemptsStmt                       *sql.Stmt
 	clearDefaultCallerIDStmt                *sql.Stmt
 	clearDefaultOutboundStmt                *sql.Stmt
 	completeCampaignStmt                    *sql.Stmt
-	contactsWithOutcomesStmt                *sql.Stmt
+	contactTimezonesAfterStmt               *sql.Stmt
+	copyRedialContactsStmt                  *sql.Stmt
 	countActiveAttemptsStmt                 *sql.Stmt
 	countActiveCallerIDsStmt                *sql.Stmt
 	countUnfinishedCampaignsForConfigStmt   *sql.Stmt
 	countUnfinishedCampaignsForWorkflowStmt *sql.Stmt
 	createAPIKeyStmt                        *sql.Stmt
 	createOrganizationStmt                  *sql.Stmt
+	deleteHiddenCampaignStmt                *sql.Stmt
 	deletePhoneNumberStmt                   *sql.Stmt
 	deleteTelephonyConfigStmt               *sql.Stmt
 	deleteWorkflowStmt                      *sql.Stmt
+	discardImportStmt                       *sql.Stmt
 	expiredAttemptsStmt                     *sql.Stmt
 	finalizeContactStmt                     *sql.Stmt
 	finishAttemptStmt                       *sql.Stmt
@@ -716,6 +838,8 @@ type Queries struct {
 	getPhoneNumberStmt                      *sql.Stmt
 	getTelephonyConfigStmt                  *sql.Stmt
 	getWorkflowStmt                         *sql.Stmt
+	hiddenCampaignIDsStmt                   *sql.Stmt
+	hideCampaignStmt                        *sql.Stmt
 	insertAttemptStmt                       *sql.Stmt
 	insertCampaignStmt                      *sql.Stmt
 	insertContactStmt                       *sql.Stmt
@@ -724,8 +848,11 @@ type Queries struct {
 	insertTelephonyConfigStmt               *sql.Stmt
 	insertWorkflowStmt                      *sql.Stmt
 	lastAttemptOfContactStmt                *sql.Stmt
+	lastContactRowStmt                      *sql.Stmt
 	listAPIKeysStmt                         *sql.Stmt
 	listAttemptsStmt                        *sql.Stmt
+	listAttemptsByOutcomeStmt               *sql.Stmt
+	listAttemptsByStateStmt                 *sql.Stmt
 	listCampaignsStmt                       *sql.Stmt
 	listContactsStmt                        *sql.Stmt
 	listLogsStmt                            *sql.Stmt
@@ -735,19 +862,26 @@ type Queries struct {
 	markAttemptPlacedStmt                   *sql.Stmt
 	minDeadlineStmt                         *sql.Stmt
 	moveCampaignStateStmt                   *sql.Stmt
+	nextQueuedDueStmt                       *sql.Stmt
 	noteAttemptProgressStmt                 *sql.Stmt
 	noteContactAttemptStmt                  *sql.Stmt
 	phoneAddressTakenStmt                   *sql.Stmt
 	pickAndTouchCallerIDStmt                *sql.Stmt
 	pickCallerIDStmt                        *sql.Stmt
-	queuedByTimezoneStmt                    *sql.Stmt
+	publishCampaignStmt                     *sql.Stmt
+	purgeAttemptsStmt                       *sql.Stmt
+	purgeContactsStmt                       *sql.Stmt
+	purgeLogsStmt                           *sql.Stmt
+	queueChunkEndStmt                       *sql.Stmt
+	queueCursorStmt                         *sql.Stmt
+	queueFirstAttemptsStmt                  *sql.Stmt
 	recentLogsStmt                          *sql.Stmt
 	requeueAttemptStmt                      *sql.Stmt
 	resumeCampaignStmt                      *sql.Stmt
 	revokeAPIKeyStmt                        *sql.Stmt
 	runningCampaignIDsStmt                  *sql.Stmt
-	setCampaignTotalsStmt                   *sql.Stmt
 	setNextDialAtStmt                       *sql.Stmt
+	setQueuedThroughStmt                    *sql.Stmt
 	setRedialedStmt                         *sql.Stmt
 	setTelephonyConfigCredentialsStmt       *sql.Stmt
 	startCampaignStmt                       *sql.Stmt
@@ -755,6 +889,7 @@ type Queries struct {
 	telephonyConfigVersionStmt              *sql.Stmt
 	touchCallerIDStmt                       *sql.Stmt
 	unfinishedAttemptsStmt                  *sql.Stmt
+	unlinkRedialsStmt                       *sql.Stmt
 	updateCampaignSettingsStmt              *sql.Stmt
 	updateLogStmt                           *sql.Stmt
 	updatePhoneNumberStmt                   *sql.Stmt
@@ -769,22 +904,24 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		tx:                                      tx,
 		addCampaignCountsStmt:                   q.addCampaignCountsStmt,
 		authenticateAPIKeyStmt:                  q.authenticateAPIKeyStmt,
-		campaignTimezonesStmt:                   q.campaignTimezonesStmt,
 		cancelCampaignStmt:                      q.cancelCampaignStmt,
 		claimAttemptsStmt:                       q.claimAttemptsStmt,
 		clearDefaultCallerIDStmt:                q.clearDefaultCallerIDStmt,
 		clearDefaultOutboundStmt:                q.clearDefaultOutboundStmt,
 		completeCampaignStmt:                    q.completeCampaignStmt,
-		contactsWithOutcomesStmt:                q.contactsWithOutcomesStmt,
+		contactTimezonesAfterStmt:               q.contactTimezonesAfterStmt,
+		copyRedialContactsStmt:                  q.copyRedialContactsStmt,
 		countActiveAttemptsStmt:                 q.countActiveAttemptsStmt,
 		countActiveCallerIDsStmt:                q.countActiveCallerIDsStmt,
 		countUnfinishedCampaignsForConfigStmt:   q.countUnfinishedCampaignsForConfigStmt,
 		countUnfinishedCampaignsForWorkflowStmt: q.countUnfinishedCampaignsForWorkflowStmt,
 		createAPIKeyStmt:                        q.createAPIKeyStmt,
 		createOrganizationStmt:                  q.createOrganizationStmt,
+		deleteHiddenCampaignStmt:                q.deleteHiddenCampaignStmt,
 		deletePhoneNumberStmt:                   q.deletePhoneNumberStmt,
 		deleteTelephonyConfigStmt:               q.deleteTelephonyConfigStmt,
 		deleteWorkflowStmt:                      q.deleteWorkflowStmt,
+		discardImportStmt:                       q.discardImportStmt,
 		expiredAttemptsStmt:                     q.expiredAttemptsStmt,
 		finalizeContactStmt:                     q.finalizeContactStmt,
 		finishAttemptStmt:                       q.finishAttemptStmt,
@@ -799,6 +936,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getPhoneNumberStmt:                      q.getPhoneNumberStmt,
 		getTelephonyConfigStmt:                  q.getTelephonyConfigStmt,
 		getWorkflowStmt:                         q.getWorkflowStmt,
+		hiddenCampaignIDsStmt:                   q.hiddenCampaignIDsStmt,
+		hideCampaignStmt:                        q.hideCampaignStmt,
 		insertAttemptStmt:                       q.insertAttemptStmt,
 		insertCampaignStmt:                      q.insertCampaignStmt,
 		insertContactStmt:                       q.insertContactStmt,
@@ -807,8 +946,11 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		insertTelephonyConfigStmt:               q.insertTelephonyConfigStmt,
 		insertWorkflowStmt:                      q.insertWorkflowStmt,
 		lastAttemptOfContactStmt:                q.lastAttemptOfContactStmt,
+		lastContactRowStmt:                      q.lastContactRowStmt,
 		listAPIKeysStmt:                         q.listAPIKeysStmt,
 		listAttemptsStmt:                        q.listAttemptsStmt,
+		listAttemptsByOutcomeStmt:               q.listAttemptsByOutcomeStmt,
+		listAttemptsByStateStmt:                 q.listAttemptsByStateStmt,
 		listCampaignsStmt:                       q.listCampaignsStmt,
 		listContactsStmt:                        q.listContactsStmt,
 		listLogsStmt:                            q.listLogsStmt,
@@ -818,19 +960,26 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		markAttemptPlacedStmt:                   q.markAttemptPlacedStmt,
 		minDeadlineStmt:                         q.minDeadlineStmt,
 		moveCampaignStateStmt:                   q.moveCampaignStateStmt,
+		nextQueuedDueStmt:                       q.nextQueuedDueStmt,
 		noteAttemptProgressStmt:                 q.noteAttemptProgressStmt,
 		noteContactAttemptStmt:                  q.noteContactAttemptStmt,
 		phoneAddressTakenStmt:                   q.phoneAddressTakenStmt,
 		pickAndTouchCallerIDStmt:                q.pickAndTouchCallerIDStmt,
 		pickCallerIDStmt:                        q.pickCallerIDStmt,
-		queuedByTimezoneStmt:                    q.queuedByTimezoneStmt,
+		publishCampaignStmt:                     q.publishCampaignStmt,
+		purgeAttemptsStmt:                       q.purgeAttemptsStmt,
+		purgeContactsStmt:                       q.purgeContactsStmt,
+		purgeLogsStmt:                           q.purgeLogsStmt,
+		queueChunkEndStmt:                       q.queueChunkEndStmt,
+		queueCursorStmt:                         q.queueCursorStmt,
+		queueFirstAttemptsStmt:                  q.queueFirstAttemptsStmt,
 		recentLogsStmt:                          q.recentLogsStmt,
 		requeueAttemptStmt:                      q.requeueAttemptStmt,
 		resumeCampaignStmt:                      q.resumeCampaignStmt,
 		revokeAPIKeyStmt:                        q.revokeAPIKeyStmt,
 		runningCampaignIDsStmt:                  q.runningCampaignIDsStmt,
-		setCampaignTotalsStmt:                   q.setCampaignTotalsStmt,
 		setNextDialAtStmt:                       q.setNextDialAtStmt,
+		setQueuedThroughStmt:                    q.setQueuedThroughStmt,
 		setRedialedStmt:                         q.setRedialedStmt,
 		setTelephonyConfigCredentialsStmt:       q.setTelephonyConfigCredentialsStmt,
 		startCampaignStmt:                       q.startCampaignStmt,
@@ -838,6 +987,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		telephonyConfigVersionStmt:              q.telephonyConfigVersionStmt,
 		touchCallerIDStmt:                       q.touchCallerIDStmt,
 		unfinishedAttemptsStmt:                  q.unfinishedAttemptsStmt,
+		unlinkRedialsStmt:                       q.unlinkRedialsStmt,
 		updateCampaignSettingsStmt:              q.updateCampaignSettingsStmt,
 		updateLogStmt:                           q.updateLogStmt,
 		updatePhoneNumberStmt:                   q.updatePhoneNumberStmt,

@@ -76,6 +76,10 @@ type Campaign struct {
 	StartedAt                sql.NullInt64
 	CompletedAt              sql.NullInt64
 	CancelledAt              sql.NullInt64
+	Visibility               string
+	Timezones                string
+	LastRow                  int64
+	QueuedThroughRow         int64
 }
 
 type CampaignLog struct {

@@ -1,0 +1,104 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/outdial/outdial/store/sqlcdb"
+)
+
+// Lazily queued first attempts. Importing a campaign stores its contacts
+// only; a contact's first attempt (a call_attempts row, queued, due at
+// once) is created when the dialer is about to need it: when a claim finds
+// fewer claimable attempts than it may take, the next queueChunkRows
+// contacts in row order get their first attempts, in the claim's own
+// transaction, and the claim is tried again. campaigns.queued_through_row
+// records how far that went, durably with the attempts it created, so the
+// queue's order (due retries, then contacts in CSV order) is the same as if
+// every first attempt had been created at import; contacts beyond it are
+// counted in total_queued_count all along. Publishing an import queues the
+// first chunk, so a campaign of up to queueChunkRows contacts has every
+// first attempt from the start.
+
+const (
+	// queueChunkRows first attempts are queued at a time: a few
+	// milliseconds of the writer.
+	queueChunkRows = 1000
+	// queueChunksPerClaim bounds the chunks one claim queues when the
+	// queued contacts' windows are closed, so that a claim never holds the
+	// writer for long; the dialer claims again at once while the queue has
+	// contacts left to queue (QueuedByTimezone reports them as due).
+	queueChunksPerClaim = 4
+)
+
+// claimWithQueueing runs claim, queueing more first attempts while it
+// returns fewer than max and contacts are left to queue. It runs inside
+// ClaimAttempts's transaction.
+func claimWithQueueing(ctx context.Context, q *sqlcdb.Queries, campaignID int64, max int, claim func(n int) ([]sqlcdb.CallAttempt, error)) ([]sqlcdb.CallAttempt, error) {
+	rows, err := claim(max)
+	if err != nil || len(rows) >= max {
+		return rows, err
+	}
+	cur, err := q.QueueCursor(ctx, campaignID)
+	if err != nil {
+		return nil, fmt.Errorf("queue cursor: %w", err)
+	}
+	through := cur.QueuedThroughRow
+	for range queueChunksPerClaim {
+		if len(rows) >= max || through >= cur.LastRow {
+			break
+		}
+		if through, err = queueChunk(ctx, q, campaignID, through, cur.LastRow); err != nil {
+			return nil, err
+		}
+		more, err := claim(max - len(rows))
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, more...)
+	}
+	return rows, nil
+}
+
+// queueChunk queues the first attempts of the next queueChunkRows contacts
+// of campaign id after row through (lastRow is the campaign's last) and
+// returns the new queued_through_row.
+func queueChunk(ctx context.Context, q *sqlcdb.Queries, id, through, lastRow int64) (int64, error) {
+	end, err := q.QueueChunkEnd(ctx, sqlcdb.QueueChunkEndParams{CampaignID: id, AfterRow: through, Skip: queueChunkRows - 1})
+	if errNoRows(err) {
+		end, err = lastRow, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("queue chunk: %w", err)
+	}
+	if _, err := q.QueueFirstAttempts(ctx, sqlcdb.QueueFirstAttemptsParams{CampaignID: id, AfterRow: through, LastRow: end}); err != nil {
+		return 0, fmt.Errorf("queue first attempts: %w", err)
+	}
+	if err := q.SetQueuedThrough(ctx, sqlcdb.SetQueuedThroughParams{QueuedThroughRow: end, ID: id}); err != nil {
+		return 0, fmt.Errorf("queue cursor: %w", err)
+	}
+	return end, nil
+}
+
+// unqueuedContacts reports whether campaign id has contacts whose first
+// attempt is not queued yet.
+func (db *DB) unqueuedContacts(ctx context.Context, id int64) (bool, error) {
+	cur, err := db.rq.QueueCursor(ctx, id)
+	if errNoRows(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("queue cursor: %w", err)
+	}
+	return cur.QueuedThroughRow < cur.LastRow, nil
+}
+
+// addUnqueued marks every timezone of tzs as due at the epoch (at once) in
+// queued: contacts not queued yet are due from the start, and their
+// timezones are not known without reading them.
+func addUnqueued(queued map[string]time.Time, tzs []string) {
+	for _, tz := range tzs {
+		queued[tz] = time.UnixMilli(0).UTC()
+	}
+}
