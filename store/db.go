@@ -98,6 +98,10 @@ func dsn(path string, readOnly bool) string {
 	// import otherwise writes every page it touches to a temporary file
 	// first (a fifth of an import's time).
 	q.Add("_pragma", "temp_store(MEMORY)")
+	// The WAL is truncated to this size whenever a checkpoint resets it,
+	// so that a burst of writes (an import, a purge) does not leave a
+	// large file behind.
+	q.Add("_pragma", "journal_size_limit(67108864)")
 	if readOnly {
 		q.Add("mode", "ro")
 	} else {
