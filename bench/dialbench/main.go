@@ -27,23 +27,16 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"log"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
+	"github.com/outdial/outdial/bench/internal/realbin"
 	"github.com/outdial/outdial/dialer/carrier/twiliosim"
 )
 
@@ -77,9 +70,8 @@ func main() {
 	if *bin == "" {
 		*bin = filepath.Join(tmp, "outdial")
 		t := time.Now()
-		cmd := exec.Command(goBinary(), "build", "-o", *bin, "github.com/outdial/outdial")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			log.Fatalf("go build: %v\n%s", err, out)
+		if err := realbin.Build(*bin); err != nil {
+			log.Fatal(err)
 		}
 		log.Printf("built %s in %.1f s", *bin, time.Since(t).Seconds())
 	}
@@ -89,55 +81,33 @@ func main() {
 	}})
 	defer sim.Close()
 
-	env := []string{"OUTDIAL_TWILIO_API_URL=" + sim.URL()}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "OUTDIAL_") {
-			env = append(env, kv)
-		}
-	}
+	env := realbin.Env("OUTDIAL_TWILIO_API_URL=" + sim.URL())
 	dataDir := filepath.Join(tmp, "data")
-	key := apiKey(*bin, dataDir, env)
+	key := realbin.APIKey(*bin, dataDir, "bench", env)
 
-	addr := freeAddr()
-	args := []string{"serve", "--data", dataDir, "--addr", addr, "--log-level", "warn"}
+	var args []string
 	if *cpuprofile != "" {
 		args = append(args, "--cpuprofile", *cpuprofile)
 	}
-	logPath := filepath.Join(tmp, "serve.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		log.Fatal(err)
-	}
-	serve := exec.Command(*bin, args...)
-	serve.Env, serve.Stdout, serve.Stderr = env, logFile, logFile
-	if err := serve.Start(); err != nil {
-		log.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- serve.Wait() }()
-	fail := func(format string, a ...any) {
-		_ = serve.Process.Kill()
-		b, _ := os.ReadFile(logPath)
-		log.Fatalf(format+"\nservice log:\n%s", append(a, tail(b, 4000))...)
-	}
-	c := &client{base: "http://" + addr, key: key, fail: fail}
-	waitHealthy(c, exited, fail)
-	pid := serve.Process.Pid
+	serve := realbin.Serve(*bin, dataDir, filepath.Join(tmp, "serve.log"), env, args...)
+	fail := serve.Fail
+	c := serve.Client(key)
+	pid := serve.Pid()
 
 	// Setup, as a client would do it.
 	setupStart := time.Now()
-	cfg := c.post("/api/v1/organizations/telephony-configs", map[string]any{
+	cfg := c.Post("/api/v1/organizations/telephony-configs", map[string]any{
 		"name": "sim", "is_default_outbound": true,
 		"config": map[string]any{"provider": "twilio", "account_sid": sim.AccountSID(), "auth_token": sim.AuthToken()},
 	})
-	c.post(fmt.Sprintf("/api/v1/organizations/telephony-configs/%v/phone-numbers", cfg["id"]),
+	c.Post(fmt.Sprintf("/api/v1/organizations/telephony-configs/%v/phone-numbers", cfg["id"]),
 		map[string]any{"address": "+14155550100", "is_default_caller_id": true})
-	wf := c.post("/api/v1/workflow", map[string]any{"name": "reminder", "workflow_definition": json.RawMessage(workflow)})
+	wf := c.Post("/api/v1/workflow", map[string]any{"name": "reminder", "workflow_definition": json.RawMessage(workflow)})
 	csv := contactsCSV(*contacts)
-	up := c.post("/api/v1/s3/presigned-upload-url", map[string]any{"file_name": "contacts.csv", "file_size": len(csv), "content_type": "text/csv"})
-	upload(up["upload_url"].(string), csv, fail)
+	up := c.Post("/api/v1/s3/presigned-upload-url", map[string]any{"file_name": "contacts.csv", "file_size": len(csv), "content_type": "text/csv"})
+	realbin.Upload(up["upload_url"].(string), csv, fail)
 	createStart := time.Now()
-	camp := c.post("/api/v1/campaign", map[string]any{
+	camp := c.Post("/api/v1/campaign", map[string]any{
 		"name": "bench", "workflow_id": wf["id"], "source_id": up["file_key"],
 		"max_concurrency": *concurrency, "rate_limit_per_second": *rate,
 	})
@@ -150,21 +120,21 @@ func main() {
 		time.Since(setupStart).Seconds(), *contacts, len(csv)>>10, createTime.Seconds())
 
 	// The dialing phase.
-	load0 := loadAvg()
+	load0 := realbin.LoadAvg()
 	runtime.GC()
-	cpu0 := procCPU(pid)
-	self0 := selfCPU()
-	busy0 := machineBusy()
+	cpu0 := realbin.ProcCPU(pid)
+	self0 := realbin.SelfCPU()
+	busy0 := realbin.MachineBusy()
 	sim.ResetPeak()
 	simStart := sim.Stats()
 	start := time.Now()
-	c.post(fmt.Sprintf("/api/v1/campaign/%d/start", id), nil)
+	c.Post(fmt.Sprintf("/api/v1/campaign/%d/start", id), nil)
 	var final map[string]any
 	var rssPeak int64
 	for {
 		time.Sleep(100 * time.Millisecond)
-		rssPeak = max(rssPeak, procStatusKB(pid, "VmRSS"))
-		final = c.get(fmt.Sprintf("/api/v1/campaign/%d", id))
+		rssPeak = max(rssPeak, realbin.ProcStatusKB(pid, "VmRSS"))
+		final = c.Get(fmt.Sprintf("/api/v1/campaign/%d", id))
 		if final["state"] != "running" {
 			break
 		}
@@ -173,10 +143,10 @@ func main() {
 		}
 	}
 	wall := time.Since(start)
-	cpu1 := procCPU(pid)
-	self1 := selfCPU()
-	busy1 := machineBusy()
-	hwm := procStatusKB(pid, "VmHWM")
+	cpu1 := realbin.ProcCPU(pid)
+	self1 := realbin.SelfCPU()
+	busy1 := realbin.MachineBusy()
+	hwm := realbin.ProcStatusKB(pid, "VmHWM")
 	st := sim.Stats()
 
 	if final["state"] != "completed" {
@@ -189,24 +159,14 @@ func main() {
 	cpu := cpu1 - cpu0
 
 	// Stop the service cleanly (writes the CPU profile).
-	_ = serve.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-exited:
-		if err != nil {
-			log.Printf("serve exited with %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		_ = serve.Process.Kill()
-		log.Printf("serve did not stop within 15 s of SIGTERM")
-	}
-	logFile.Close()
+	serve.Stop(15 * time.Second)
 
 	rateWall := float64(calls) / wall.Seconds()
 	rateSpan := float64(calls) / span.Seconds()
 	cpuPer1000 := cpu.Seconds() / (float64(calls) / 1000)
 	rssMB := float64(max(hwm, rssPeak)) / 1024
 	fmt.Printf("machine: %d CPUs (GOMAXPROCS of this process %d), %s, %s/%s; load average before %s, after %s\n",
-		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH, load0, loadAvg())
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH, load0, realbin.LoadAvg())
 	fmt.Printf("campaign: %d contacts, max_concurrency %d, rate_limit_per_second %g, talk %v\n", *contacts, *concurrency, *rate, *talk)
 	fmt.Printf("result: %s, processed_rows %v, failed_rows %v, executed_count %d, simulator created %d calls (%d creates, %d 429s, %d callback errors)\n",
 		final["state"], final["processed_rows"], final["failed_rows"], calls, st.Created-simStart.Created,
@@ -256,193 +216,4 @@ func contactsCSV(n int) []byte {
 		fmt.Fprintf(&b, "+1%s555%04d,%s,%s,%s\n", areas[i%len(areas)], (i/len(areas))%10000, first[i%8], last[(i/8)%8], city[(i/64)%8])
 	}
 	return b.Bytes()
-}
-
-func goBinary() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
-}
-
-func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-func apiKey(bin, dir string, env []string) string {
-	cmd := exec.Command(bin, "apikey", "create", "--data", dir, "--org", "bench")
-	cmd.Env = env
-	out, err := cmd.Output()
-	if err != nil {
-		log.Fatalf("apikey create: %v", err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	return lines[len(lines)-1]
-}
-
-func waitHealthy(c *client, exited <-chan error, fail func(string, ...any)) {
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if res, err := http.Get(c.base + "/api/v1/health"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		select {
-		case err := <-exited:
-			fail("serve exited: %v", err)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	fail("serve did not answer health within 30 s")
-}
-
-// client calls the API with an API key; any answer but 200 is fatal.
-type client struct {
-	base, key string
-	fail      func(string, ...any)
-}
-
-func (c *client) do(method, path string, body any) map[string]any {
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			c.fail("%v", err)
-		}
-		r = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(context.Background(), method, c.base+path, r)
-	if err != nil {
-		c.fail("%v", err)
-	}
-	req.Header.Set("X-API-Key", c.key)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		c.fail("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil || res.StatusCode != http.StatusOK {
-		c.fail("%s %s: status %d, %v: %s", method, path, res.StatusCode, err, tail(b, 2000))
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		c.fail("%s %s: %v", method, path, err)
-	}
-	return m
-}
-
-func (c *client) post(path string, body any) map[string]any { return c.do(http.MethodPost, path, body) }
-func (c *client) get(path string) map[string]any            { return c.do(http.MethodGet, path, nil) }
-
-func upload(url string, body []byte, fail func(string, ...any)) {
-	req, err := http.NewRequest(http.MethodPut, url, bytes.NewReader(body))
-	if err != nil {
-		fail("%v", err)
-	}
-	req.Header.Set("Content-Type", "text/csv")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		fail("upload: %v", err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(res.Body)
-		fail("upload: status %d: %s", res.StatusCode, b)
-	}
-}
-
-// clockTicks is the unit of /proc/<pid>/stat times (sysconf(_SC_CLK_TCK)).
-var clockTicks = func() float64 {
-	if out, err := exec.Command("getconf", "CLK_TCK").Output(); err == nil {
-		if n, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64); err == nil && n > 0 {
-			return n
-		}
-	}
-	return 100
-}()
-
-// procCPU returns the user + system CPU time process pid has used.
-func procCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		log.Fatalf("read /proc/%d/stat: %v (dialbench needs Linux)", pid, err)
-	}
-	// The command name may hold spaces: the fields start after its ')'.
-	i := bytes.LastIndexByte(b, ')')
-	f := strings.Fields(string(b[i+1:]))
-	utime, _ := strconv.ParseFloat(f[11], 64)
-	stime, _ := strconv.ParseFloat(f[12], 64)
-	return time.Duration((utime + stime) / clockTicks * float64(time.Second))
-}
-
-// procStatusKB returns a kB field of /proc/<pid>/status (VmRSS, VmHWM).
-func procStatusKB(pid int, field string) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		log.Fatalf("read /proc/%d/status: %v", pid, err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return n
-		}
-	}
-	log.Fatalf("/proc/%d/status has no %s", pid, field)
-	return 0
-}
-
-// machineBusy returns the CPU time all CPUs spent busy (user, nice,
-// system, irq, softirq, steal) from /proc/stat.
-func machineBusy() time.Duration {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
-	var ticks float64
-	for _, i := range []int{1, 2, 3, 6, 7, 8} {
-		if i < len(f) {
-			v, _ := strconv.ParseFloat(f[i], 64)
-			ticks += v
-		}
-	}
-	return time.Duration(ticks / clockTicks * float64(time.Second))
-}
-
-// selfCPU returns this process's user + system CPU time.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// loadAvg returns the 1-minute load average (other work on the machine
-// slows the run down).
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	return strings.Fields(string(b))[0]
-}
-
-func tail(b []byte, n int) string {
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(b)
 }
