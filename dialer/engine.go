@@ -10,14 +10,9 @@ package dialer
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/outdial/outdial/dialer/carrier"
@@ -78,34 +73,6 @@ type Engine struct {
 	// never both or neither. Lock order: countMu, then mu.
 	countMu sync.RWMutex
 }
-
-// campaignState is what the engine keeps per campaign across the runners
-// the campaign has over time.
-type campaignState struct {
-	// active counts the campaign's attempts dialing or in flight; a
-	// dispatch of an earlier runner still settles it.
-	active atomic.Int64
-	// gate orders provider requests against Halt: a dispatch holds it for
-	// reading from its last halted check until the provider answered, so
-	// once Halt has taken it for writing no request of the campaign is
-	// under way and none can start.
-	gate sync.RWMutex
-}
-
-type cachedCarrier struct {
-	updated time.Time
-	checked time.Time // when updated was last compared with the database (wall clock)
-	c       carrier.Carrier
-	spec    carrier.Spec
-	// stop ends the carrier's event stream (EventSource carriers), nil
-	// when it has none.
-	stop context.CancelFunc
-}
-
-// carrierRecheck is how long a cached carrier is used without reading its
-// configuration's updated_at again. Changes made through the API apply at
-// once (ForgetConfig); any other change within carrierRecheck.
-const carrierRecheck = time.Second
 
 // New returns an engine that is not running yet.
 func New(cfg Config) *Engine {
@@ -235,36 +202,6 @@ func (e *Engine) Wake(id int64) {
 	}()
 }
 
-// campaign returns the engine's state of campaign id, counting its attempts
-// dialing or in flight from the database the first time (after
-// reconciliation).
-func (e *Engine) campaign(id int64) (*campaignState, error) {
-	e.mu.Lock()
-	cs := e.camps[id]
-	e.mu.Unlock()
-	if cs != nil {
-		return cs, nil
-	}
-	e.countMu.Lock()
-	defer e.countMu.Unlock()
-	e.mu.Lock()
-	cs = e.camps[id]
-	e.mu.Unlock()
-	if cs != nil {
-		return cs, nil
-	}
-	n, err := e.db.CountActiveAttempts(e.ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	cs = &campaignState{}
-	cs.active.Store(int64(n))
-	e.mu.Lock()
-	e.camps[id] = cs
-	e.mu.Unlock()
-	return cs, nil
-}
-
 // Halt stops campaign id's new dispatches at once, before the pause or
 // cancel is answered: when Halt returns, every provider request of the
 // campaign under way has been answered and no other will be made. Calls in
@@ -299,161 +236,4 @@ func (e *Engine) wakeIfRunning(id int64) {
 	if c, err := e.db.CampaignByID(ctx, id); err == nil && c.State == store.StateRunning {
 		e.Wake(id)
 	}
-}
-
-// Token returns the webhook token of attempt id: an HMAC of the id with the
-// server secret, URL-safe.
-func (e *Engine) Token(attemptID int64) string {
-	m := hmac.New(sha256.New, e.cfg.TokenKey)
-	m.Write([]byte("attempt:" + strconv.FormatInt(attemptID, 10)))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:18])
-}
-
-// ValidToken reports whether token is attempt id's token (constant time).
-func (e *Engine) ValidToken(attemptID int64, token string) bool {
-	return hmac.Equal([]byte(e.Token(attemptID)), []byte(token))
-}
-
-// callbackURL is the URL of kind ("answer" or "status") for an attempt.
-func (e *Engine) callbackURL(provider, kind string, attemptID int64) string {
-	return fmt.Sprintf("%s/api/v1/telephony/%s/%s/%d?t=%s", e.cfg.PublicURL, provider, kind, attemptID, e.Token(attemptID))
-}
-
-// carrierFor returns the carrier of telephony configuration configID,
-// rebuilt when the configuration changed.
-func (e *Engine) carrierFor(ctx context.Context, orgID, configID int64) (carrier.Carrier, carrier.Spec, error) {
-	// The cached carrier is current while the configuration's updated_at is
-	// unchanged: a one-column read instead of reading and opening the
-	// sealed credentials for every call and webhook.
-	wall := time.Now()
-	e.mu.Lock()
-	cc, ok := e.carriers[configID]
-	e.mu.Unlock()
-	if ok && wall.Sub(cc.checked) < carrierRecheck && wall.Sub(cc.checked) >= 0 {
-		return cc.c, cc.spec, nil
-	}
-	version, err := e.db.TelephonyConfigVersion(ctx, orgID, configID)
-	if err != nil {
-		return nil, carrier.Spec{}, err
-	}
-	if ok && cc.updated.Equal(version) {
-		e.mu.Lock()
-		if cur, still := e.carriers[configID]; still && cur.c == cc.c {
-			cur.checked = wall
-			e.carriers[configID] = cur
-		}
-		e.mu.Unlock()
-		return cc.c, cc.spec, nil
-	}
-	cfg, err := e.db.GetTelephonyConfig(ctx, orgID, configID)
-	if err != nil {
-		return nil, carrier.Spec{}, err
-	}
-	c, err := e.cfg.NewCarrier(cfg.Provider, cfg.Credentials, e.cfg.Carriers)
-	if err != nil {
-		return nil, carrier.Spec{}, err
-	}
-	spec, _ := carrier.Lookup(cfg.Provider)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if cur, ok := e.carriers[configID]; ok && cur.updated.Equal(cfg.UpdatedAt) {
-		// Another caller built the same version meanwhile: keep one
-		// carrier (and one event stream) per configuration.
-		return cur.c, cur.spec, nil
-	}
-	if cur, ok := e.carriers[configID]; ok && cur.stop != nil {
-		cur.stop()
-	}
-	cc = cachedCarrier{updated: cfg.UpdatedAt, checked: wall, c: c, spec: spec}
-	cc.stop = e.startEventsLocked(configID, c)
-	e.carriers[configID] = cc
-	return c, spec, nil
-}
-
-// limiter returns the shared provider-rate limiter of a configuration: a
-// provider's 429 is an account limit, so it slows every campaign of it.
-func (e *Engine) limiter(configID int64) *providerLimiter {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	l := e.limiters[configID]
-	if l == nil {
-		l = &providerLimiter{}
-		e.limiters[configID] = l
-	}
-	return l
-}
-
-// ForgetConfig drops the cached carrier of telephony configuration configID;
-// the API calls it after updating or deleting the configuration, so the
-// change applies to the next call and webhook.
-func (e *Engine) ForgetConfig(configID int64) {
-	e.mu.Lock()
-	if cur, ok := e.carriers[configID]; ok && cur.stop != nil {
-		cur.stop()
-	}
-	delete(e.carriers, configID)
-	e.mu.Unlock()
-}
-
-// liveAttempts holds the attempts this process dispatched that are not final
-// yet, so status and answer webhooks (five per answered call) need no read
-// of the attempt: an entry is added before the provider request, gets the
-// provider's call id and caller id once placed, follows the sequence of the
-// progress applied, and goes with the final status or a requeue. After a
-// restart the attempts in flight are read from the database instead.
-type liveAttempts struct {
-	mu sync.Mutex
-	m  map[int64]*store.Attempt
-}
-
-func (l *liveAttempts) add(a *store.Attempt) {
-	c := *a
-	l.mu.Lock()
-	if l.m == nil {
-		l.m = map[int64]*store.Attempt{}
-	}
-	l.m[a.ID] = &c
-	l.mu.Unlock()
-}
-
-// placed records the provider's call id and the caller id, unless the
-// attempt ended meanwhile.
-func (l *liveAttempts) placed(id int64, providerCallID, callerID string) {
-	l.mu.Lock()
-	if a := l.m[id]; a != nil {
-		c := *a
-		c.State, c.ProviderCallID, c.CallerID = store.AttemptInFlight, &providerCallID, &callerID
-		l.m[id] = &c
-	}
-	l.mu.Unlock()
-}
-
-// progressed notes that a status of sequence seq was applied, and the
-// provider call id that replaced the request id, if any (Status.RequestID).
-func (l *liveAttempts) progressed(id int64, seq int, st carrier.Status) {
-	l.mu.Lock()
-	if a := l.m[id]; a != nil {
-		c := *a
-		if int64(seq) > c.Sequence {
-			c.Sequence = int64(seq)
-		}
-		if st.RequestID != "" && st.ProviderCallID != "" && c.ProviderCallID != nil && *c.ProviderCallID == st.RequestID {
-			c.ProviderCallID = &st.ProviderCallID
-		}
-		l.m[id] = &c
-	}
-	l.mu.Unlock()
-}
-
-// get returns a copy's pointer (entries are replaced, never changed).
-func (l *liveAttempts) get(id int64) *store.Attempt {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.m[id]
-}
-
-func (l *liveAttempts) remove(id int64) {
-	l.mu.Lock()
-	delete(l.m, id)
-	l.mu.Unlock()
 }

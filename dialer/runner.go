@@ -207,7 +207,7 @@ func (r *runner) step(ctx context.Context) (time.Time, bool) {
 	if d := r.deadline(); !d.IsZero() && !now.Before(d) {
 		r.expire(ctx, now)
 	}
-	free := r.c.MaxConcurrency - int(r.cs.active.Load())
+	free := r.c.MaxConcurrency - r.cs.inUse()
 	if free <= 0 {
 		return r.deadline(), false
 	}
@@ -230,8 +230,8 @@ func (r *runner) step(ctx context.Context) (time.Time, bool) {
 		if len(claimed) > 0 {
 			r.windowOpened(ctx)
 			c := r.c
+			r.cs.take(len(claimed))
 			for _, a := range claimed {
-				r.cs.active.Add(1)
 				r.e.wg.Add(1)
 				go r.e.dispatch(r, c, a)
 			}
@@ -267,7 +267,7 @@ func (r *runner) idle(ctx context.Context, now time.Time) (time.Time, bool) {
 		return now.Add(time.Second), false
 	}
 	if len(queued) == 0 {
-		if r.cs.active.Load() <= 0 {
+		if r.cs.inUse() <= 0 {
 			done, err := r.e.db.CompleteIfDone(ctx, r.id)
 			if err != nil {
 				r.e.log.Error("dialer: complete", slog.Int64("campaign_id", r.id), slog.String("error", err.Error()))
@@ -373,4 +373,14 @@ func (r *runner) campaign() *store.Campaign {
 	r.cmu.Lock()
 	defer r.cmu.Unlock()
 	return r.cshared
+}
+
+func (r *runner) noteDeadline(d time.Time) {
+	// Deadlines only grow over time for new calls, so the earliest pending
+	// one is kept; the run loop re-reads it after expiring attempts.
+	r.mu.Lock()
+	if r.nextDeadline.IsZero() || d.Before(r.nextDeadline) {
+		r.nextDeadline = d
+	}
+	r.mu.Unlock()
 }

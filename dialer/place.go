@@ -5,12 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/outdial/outdial/dialer/carrier"
 	"github.com/outdial/outdial/store"
 )
+
+// Placing a call: an attempt's path from its claim (runner.step, which took
+// its slot) to the provider's answer to the place request. Each way out
+// either records the call in flight (MarkPlaced; its status then arrives
+// through apply.go), puts the attempt back in the queue (requeue: its slot
+// is released), or ends it through apply (initiationFailed).
 
 // dispatch places one claimed attempt. The attempt is already durably
 // claimed (dialing), so a crash from here on never places it twice.
@@ -151,7 +156,7 @@ func (e *Engine) requeue(ctx context.Context, r *runner, a *store.Attempt, due t
 		e.log.Error("dialer: requeue", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
 	}
 	if requeued || err != nil {
-		r.cs.active.Add(-1)
+		r.cs.release()
 	}
 	r.poke(false)
 }
@@ -163,60 +168,4 @@ func (e *Engine) initiationFailed(ctx context.Context, r *runner, a *store.Attem
 	// its log must be whole by then.
 	e.aggregateLog(ctx, a.CampaignID, store.LogError, "call_initiation_failed", "calls could not be placed", map[string]any{"last_error": reason})
 	e.finish(ctx, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeFailed, Raw: "initiation_failed"}, reason)
-}
-
-// aggregator keeps, per campaign and event, the log entry of the current
-// minute, so repeated events become one entry with a count.
-type aggregator struct {
-	mu      sync.Mutex
-	entries map[string]aggEntry
-}
-
-type aggEntry struct {
-	id    int64
-	since time.Time
-	count int
-}
-
-func (e *Engine) aggregateLog(ctx context.Context, campaignID int64, level, event, msg string, details map[string]any) {
-	key := fmt.Sprintf("%d/%s", campaignID, event)
-	now := e.now()
-	e.agg.mu.Lock()
-	defer e.agg.mu.Unlock()
-	if e.agg.entries == nil {
-		e.agg.entries = map[string]aggEntry{}
-	}
-	ent, ok := e.agg.entries[key]
-	if ok && now.Sub(ent.since) < time.Minute {
-		ent.count++
-		details["count"] = ent.count
-		if err := e.db.UpdateLog(ctx, ent.id, fmt.Sprintf("%s (%d times in the last minute)", msg, ent.count), details); err != nil {
-			e.log.Error("dialer: update log", slog.String("error", err.Error()))
-		}
-		e.agg.entries[key] = ent
-		return
-	}
-	details["count"] = 1
-	id, err := e.db.AddLog(ctx, campaignID, level, event, msg, details)
-	if err != nil {
-		e.log.Error("dialer: add log", slog.String("error", err.Error()))
-		return
-	}
-	e.agg.entries[key] = aggEntry{id: id, since: now, count: 1}
-}
-
-func (e *Engine) addLog(ctx context.Context, campaignID int64, level, event, msg string, details map[string]any) {
-	if _, err := e.db.AddLog(ctx, campaignID, level, event, msg, details); err != nil {
-		e.log.Error("dialer: add log", slog.String("event", event), slog.String("error", err.Error()))
-	}
-}
-
-func (r *runner) noteDeadline(d time.Time) {
-	// Deadlines only grow over time for new calls, so the earliest pending
-	// one is kept; the run loop re-reads it after expiring attempts.
-	r.mu.Lock()
-	if r.nextDeadline.IsZero() || d.Before(r.nextDeadline) {
-		r.nextDeadline = d
-	}
-	r.mu.Unlock()
 }

@@ -1,0 +1,115 @@
+package dialer
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/outdial/outdial/dialer/carrier"
+	"github.com/outdial/outdial/store"
+)
+
+// Applying a status: the one way an attempt becomes final. Every source of
+// a status (a provider webhook, an event stream, a provider query at the
+// deadline or at start, a request the provider refused) ends in apply,
+// which stores it (ApplyStatus: the outcome, the contact's retry or final
+// outcome, the campaign's counters and completion, in one transaction) and
+// then does what follows in memory: releases the slot (slots.go), feeds the
+// circuit breaker, wakes the runner.
+
+// retryPolicy is API.md 4.5: busy / no_answer / voicemail are retried when
+// the campaign's retry_config allows it and fewer than max_retries retries
+// were made; the retry is due retry_delay_seconds after now.
+func (e *Engine) retryPolicy(rc store.RetryConfig, attempt int64, outcome string) (bool, time.Time) {
+	if !rc.Enabled || attempt-1 >= int64(rc.MaxRetries) {
+		return false, time.Time{}
+	}
+	switch {
+	case outcome == carrier.OutcomeBusy && rc.RetryOnBusy,
+		outcome == carrier.OutcomeNoAnswer && rc.RetryOnNoAnswer,
+		outcome == carrier.OutcomeVoicemail && rc.RetryOnVoicemail:
+		return true, e.now().Add(time.Duration(rc.RetryDelaySeconds) * time.Second)
+	}
+	return false, time.Time{}
+}
+
+// finish applies a status to an attempt and does what follows in memory:
+// frees the slot, feeds the circuit breaker, wakes the runner.
+func (e *Engine) finish(ctx context.Context, attemptID int64, st carrier.Status, errText string) {
+	if _, err := e.apply(ctx, attemptID, st, errText); err != nil {
+		e.log.Error("dialer: apply status", slog.Int64("attempt_id", attemptID), slog.String("error", err.Error()))
+	}
+}
+
+func (e *Engine) apply(ctx context.Context, attemptID int64, st carrier.Status, errText string) (store.Applied, error) {
+	now := e.now()
+	// Held until the campaign's slot is released (slots.go).
+	settled := e.settling()
+	res, err := e.db.ApplyStatus(ctx, attemptID, store.StatusUpdate{
+		At: now, Raw: st.Raw, ProviderCallID: st.ProviderCallID, RequestID: st.RequestID, Answered: st.Answered, AnsweredBy: st.AnsweredBy,
+		Sequence: st.Sequence, Final: st.Final, Outcome: st.Outcome, DurationSeconds: st.DurationSeconds, Error: errText,
+		Machine: carrier.IsMachine,
+	}, e.retryPolicy)
+	if err == nil && !res.Ignored && !res.Final {
+		e.live.progressed(attemptID, st.Sequence, st)
+	}
+	if err != nil || res.Ignored || !res.Final {
+		settled()
+		return res, err
+	}
+	e.live.remove(attemptID)
+	e.mu.Lock()
+	cs := e.camps[res.CampaignID]
+	r := e.runners[res.CampaignID]
+	e.mu.Unlock()
+	tripped := false
+	if r != nil && res.Completed {
+		r.halt()
+	} else if r != nil {
+		// The breaker decides before the slot is freed, so a trip pauses
+		// the campaign before another call can take the slot.
+		tripped = e.checkBreaker(ctx, r, res.Outcome == carrier.OutcomeFailed, now)
+	}
+	if cs != nil {
+		cs.release()
+	}
+	settled()
+	if tripped {
+		e.wakeIfRunning(res.CampaignID)
+	}
+	if r != nil {
+		r.poke(false)
+	}
+	return res, nil
+}
+
+// checkBreaker records an attempt end and pauses the campaign when the
+// failure share over the window reaches the threshold; it reports whether
+// it did.
+func (e *Engine) checkBreaker(ctx context.Context, r *runner, failed bool, now time.Time) bool {
+	c := r.campaign()
+	if c == nil || !c.CircuitBreaker.Enabled {
+		return false
+	}
+	cb := c.CircuitBreaker
+	r.bmu.Lock()
+	calls, failures := r.brk.record(now, failed, time.Duration(cb.WindowSeconds)*time.Second, now)
+	r.bmu.Unlock()
+	if calls < cb.MinCallsInWindow || float64(failures)/float64(calls) < cb.FailureThreshold {
+		return false
+	}
+	rate := float64(failures) / float64(calls)
+	paused, err := e.db.PauseCampaignFor(ctx, r.id, time.Time{}, "circuit_breaker_tripped",
+		fmt.Sprintf("%d of the last %d calls failed (%.0f%%); campaign paused", failures, calls, 100*rate),
+		map[string]any{"failure_rate": rate, "failures": failures, "calls": calls,
+			"threshold": cb.FailureThreshold, "window_seconds": cb.WindowSeconds})
+	if err != nil {
+		e.log.Error("dialer: trip breaker", slog.Int64("campaign_id", r.id), slog.String("error", err.Error()))
+		return false
+	}
+	if paused {
+		r.halt()
+	}
+	return paused
+}

@@ -1,0 +1,99 @@
+package dialer
+
+import (
+	"context"
+	"time"
+
+	"github.com/outdial/outdial/dialer/carrier"
+)
+
+type cachedCarrier struct {
+	updated time.Time
+	checked time.Time // when updated was last compared with the database (wall clock)
+	c       carrier.Carrier
+	spec    carrier.Spec
+	// stop ends the carrier's event stream (EventSource carriers), nil
+	// when it has none.
+	stop context.CancelFunc
+}
+
+// carrierRecheck is how long a cached carrier is used without reading its
+// configuration's updated_at again. Changes made through the API apply at
+// once (ForgetConfig); any other change within carrierRecheck.
+const carrierRecheck = time.Second
+
+// carrierFor returns the carrier of telephony configuration configID,
+// rebuilt when the configuration changed.
+func (e *Engine) carrierFor(ctx context.Context, orgID, configID int64) (carrier.Carrier, carrier.Spec, error) {
+	// The cached carrier is current while the configuration's updated_at is
+	// unchanged: a one-column read instead of reading and opening the
+	// sealed credentials for every call and webhook.
+	wall := time.Now()
+	e.mu.Lock()
+	cc, ok := e.carriers[configID]
+	e.mu.Unlock()
+	if ok && wall.Sub(cc.checked) < carrierRecheck && wall.Sub(cc.checked) >= 0 {
+		return cc.c, cc.spec, nil
+	}
+	version, err := e.db.TelephonyConfigVersion(ctx, orgID, configID)
+	if err != nil {
+		return nil, carrier.Spec{}, err
+	}
+	if ok && cc.updated.Equal(version) {
+		e.mu.Lock()
+		if cur, still := e.carriers[configID]; still && cur.c == cc.c {
+			cur.checked = wall
+			e.carriers[configID] = cur
+		}
+		e.mu.Unlock()
+		return cc.c, cc.spec, nil
+	}
+	cfg, err := e.db.GetTelephonyConfig(ctx, orgID, configID)
+	if err != nil {
+		return nil, carrier.Spec{}, err
+	}
+	c, err := e.cfg.NewCarrier(cfg.Provider, cfg.Credentials, e.cfg.Carriers)
+	if err != nil {
+		return nil, carrier.Spec{}, err
+	}
+	spec, _ := carrier.Lookup(cfg.Provider)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if cur, ok := e.carriers[configID]; ok && cur.updated.Equal(cfg.UpdatedAt) {
+		// Another caller built the same version meanwhile: keep one
+		// carrier (and one event stream) per configuration.
+		return cur.c, cur.spec, nil
+	}
+	if cur, ok := e.carriers[configID]; ok && cur.stop != nil {
+		cur.stop()
+	}
+	cc = cachedCarrier{updated: cfg.UpdatedAt, checked: wall, c: c, spec: spec}
+	cc.stop = e.startEventsLocked(configID, c)
+	e.carriers[configID] = cc
+	return c, spec, nil
+}
+
+// limiter returns the shared provider-rate limiter of a configuration: a
+// provider's 429 is an account limit, so it slows every campaign of it.
+func (e *Engine) limiter(configID int64) *providerLimiter {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	l := e.limiters[configID]
+	if l == nil {
+		l = &providerLimiter{}
+		e.limiters[configID] = l
+	}
+	return l
+}
+
+// ForgetConfig drops the cached carrier of telephony configuration configID;
+// the API calls it after updating or deleting the configuration, so the
+// change applies to the next call and webhook.
+func (e *Engine) ForgetConfig(configID int64) {
+	e.mu.Lock()
+	if cur, ok := e.carriers[configID]; ok && cur.stop != nil {
+		cur.stop()
+	}
+	delete(e.carriers, configID)
+	e.mu.Unlock()
+}

@@ -1,0 +1,135 @@
+package dialer
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/outdial/outdial/dialer/carrier"
+	"github.com/outdial/outdial/store"
+)
+
+// expire reconciles the runner's in-flight attempts past their deadline:
+// the provider's status when it can be asked, else unknown.
+func (r *runner) expire(ctx context.Context, now time.Time) {
+	e := r.e
+	list, err := e.db.ExpiredAttempts(ctx, r.id, now)
+	if err != nil {
+		e.log.Error("dialer: expired attempts", slog.String("error", err.Error()))
+		return
+	}
+	for _, a := range list {
+		e.reconcile(ctx, r.c, a, "no final status before the deadline")
+	}
+	d, err := e.db.NextDeadline(ctx, r.id)
+	if err == nil {
+		r.setDeadline(d)
+	}
+}
+
+// reconcile asks the provider for an attempt's status and applies it when
+// final; otherwise (or when the provider cannot say) the attempt ends
+// unknown.
+func (e *Engine) reconcile(ctx context.Context, c *store.Campaign, a *store.Attempt, why string) {
+	var car carrier.Carrier
+	if a.ProviderCallID != nil && *a.ProviderCallID != "" {
+		car, _, _ = e.carrierFor(ctx, c.OrganizationID, c.TelephonyConfigurationID)
+	}
+	if car != nil {
+		if st, err := car.Query(ctx, *a.ProviderCallID); err == nil && st.Final {
+			e.finish(ctx, a.ID, st, "")
+			return
+		}
+	}
+	e.finish(ctx, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeUnknown, Raw: "unknown"}, why)
+	if car != nil {
+		// The call may still be queued, ringing or up at the provider
+		// (a Plivo request still queued rings later): it is ended, so no
+		// call outlives its attempt.
+		if err := car.HangUp(ctx, *a.ProviderCallID); err != nil {
+			e.log.Warn("dialer: hang up a call past its deadline", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
+		}
+	}
+}
+
+// reconcileAtStart settles attempts a previous process left unfinished. A
+// dialing attempt's request may or may not have reached the provider; with
+// no provider call id to ask about it ends unknown and is never placed
+// again. One whose call id is known (a status webhook came before the
+// process could record the placement) was placed: it is recorded in flight
+// like the others. An in-flight attempt is asked about; a final answer is
+// applied, and the others stay in flight (their statuses still arrive, and
+// the deadline reconciles them).
+func (e *Engine) reconcileAtStart(ctx context.Context) error {
+	list, err := e.db.UnfinishedAttempts(ctx)
+	if err != nil {
+		return err
+	}
+	for _, a := range list {
+		c, err := e.db.CampaignByID(ctx, a.CampaignID)
+		if err != nil {
+			return err
+		}
+		if a.State == store.AttemptDialing && a.ProviderCallID == nil {
+			if e.followDerived(ctx, c, a) {
+				continue
+			}
+			e.finish(ctx, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeUnknown, Raw: "interrupted"},
+				"the service stopped while the call was being placed; not placed again")
+			continue
+		}
+		if a.ProviderCallID == nil {
+			continue
+		}
+		if a.State == store.AttemptDialing {
+			deadline := e.now().Add(RingTimeout + time.Duration(e.cfg.MaxCallSeconds)*time.Second)
+			if _, err := e.db.MarkPlaced(ctx, a.ID, c.ID, *a.ProviderCallID, "", deadline); err != nil {
+				return err
+			}
+		}
+		car, _, err := e.carrierFor(ctx, c.OrganizationID, c.TelephonyConfigurationID)
+		if err != nil {
+			continue
+		}
+		if st, err := car.Query(ctx, *a.ProviderCallID); err == nil && st.Final {
+			e.finish(ctx, a.ID, st, "")
+		}
+	}
+	return nil
+}
+
+// followDerived looks up, with its provider, an attempt left dialing whose
+// call id is derived from the attempt id (carrier.CallIDDeriver, ARI): a
+// call the provider has is recorded in flight and followed (true); a final
+// answer is applied (true). When the provider has no such call or cannot be
+// asked, it returns false and the attempt ends unknown; it is never placed
+// again (Asterisk would dial a destroyed channel's id again).
+func (e *Engine) followDerived(ctx context.Context, c *store.Campaign, a *store.Attempt) bool {
+	car, _, err := e.carrierFor(ctx, c.OrganizationID, c.TelephonyConfigurationID)
+	if err != nil {
+		return false
+	}
+	d, ok := car.(carrier.CallIDDeriver)
+	if !ok {
+		return false
+	}
+	id := d.CallID(a.ID)
+	st, err := car.Query(ctx, id)
+	if err != nil {
+		return false
+	}
+	if st.Final {
+		st.ProviderCallID = id
+		e.finish(ctx, a.ID, st, "the service stopped while the call was being placed; not placed again")
+		return true
+	}
+	deadline := e.now().Add(RingTimeout + time.Duration(e.cfg.MaxCallSeconds)*time.Second)
+	if _, err := e.db.MarkPlaced(ctx, a.ID, c.ID, id, "", deadline); err != nil {
+		e.log.Error("dialer: mark placed", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
+		return false
+	}
+	if st.Answered {
+		e.finish(ctx, a.ID, st, "")
+	}
+	return true
+}
