@@ -77,3 +77,10 @@ SELECT count(*) FROM campaigns WHERE telephony_configuration_id = ? AND state IN
 
 -- name: GetCampaignRetryConfig :one
 SELECT retry_config FROM campaigns WHERE id = ?;
+
+-- name: CountActiveAttemptsForConfig :one
+-- Calls placed through a configuration whose outcome is still to be
+-- recorded (its webhooks and deadline queries need the configuration).
+SELECT count(*) FROM call_attempts a
+WHERE a.campaign_id IN (SELECT c.id FROM campaigns c WHERE c.telephony_configuration_id = ?)
+  AND a.state IN ('dialing', 'in_flight');

@@ -237,6 +237,16 @@ func (db *DB) DeleteTelephonyConfig(ctx context.Context, orgID, id int64) error 
 		if inUse > 0 {
 			return Errorf(ECONFLICT, "telephony configuration %d is used by %d draft, running or paused %s", id, inUse, pluralize(inUse, "campaign"))
 		}
+		// A cancelled campaign's calls still in flight finish and are
+		// recorded (API.md 4.4): their webhooks and deadline queries need
+		// the configuration until then.
+		active, err := q.CountActiveAttemptsForConfig(ctx, id)
+		if err != nil {
+			return fmt.Errorf("count calls of configuration: %w", err)
+		}
+		if active > 0 {
+			return Errorf(ECONFLICT, "telephony configuration %d still has %d %s in flight; delete it once their outcomes are recorded", id, active, pluralize(active, "call"))
+		}
 		n, err := q.DeleteTelephonyConfig(ctx, sqlcdb.DeleteTelephonyConfigParams{ID: id, OrganizationID: orgID})
 		if err != nil {
 			return fmt.Errorf("delete telephony configuration: %w", err)

@@ -74,6 +74,21 @@ func (q *Queries) CompleteCampaign(ctx context.Context, arg CompleteCampaignPara
 	return result.RowsAffected()
 }
 
+const countActiveAttemptsForConfig = `-- name: CountActiveAttemptsForConfig :one
+SELECT count(*) FROM call_attempts a
+WHERE a.campaign_id IN (SELECT c.id FROM campaigns c WHERE c.telephony_configuration_id = ?)
+  AND a.state IN ('dialing', 'in_flight')
+`
+
+// Calls placed through a configuration whose outcome is still to be
+// recorded (its webhooks and deadline queries need the configuration).
+func (q *Queries) CountActiveAttemptsForConfig(ctx context.Context, telephonyConfigurationID int64) (int64, error) {
+	row := q.queryRow(ctx, q.countActiveAttemptsForConfigStmt, countActiveAttemptsForConfig, telephonyConfigurationID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const countUnfinishedCampaignsForConfig = `-- name: CountUnfinishedCampaignsForConfig :one
 SELECT count(*) FROM campaigns WHERE telephony_configuration_id = ? AND state IN ('draft', 'running', 'paused') AND visibility != 'deleting'
 `

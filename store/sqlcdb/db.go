@@ -54,6 +54,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.countActiveAttemptsStmt, err = db.PrepareContext(ctx, countActiveAttempts); err != nil {
 		return nil, fmt.Errorf("error preparing query CountActiveAttempts: %w", err)
 	}
+	if q.countActiveAttemptsForConfigStmt, err = db.PrepareContext(ctx, countActiveAttemptsForConfig); err != nil {
+		return nil, fmt.Errorf("error preparing query CountActiveAttemptsForConfig: %w", err)
+	}
 	if q.countActiveCallerIDsStmt, err = db.PrepareContext(ctx, countActiveCallerIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query CountActiveCallerIDs: %w", err)
 	}
@@ -353,6 +356,11 @@ func (q *Queries) Close() error {
 	if q.countActiveAttemptsStmt != nil {
 		if cerr := q.countActiveAttemptsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing countActiveAttemptsStmt: %w", cerr)
+		}
+	}
+	if q.countActiveAttemptsForConfigStmt != nil {
+		if cerr := q.countActiveAttemptsForConfigStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing countActiveAttemptsForConfigStmt: %w", cerr)
 		}
 	}
 	if q.countActiveCallerIDsStmt != nil {
@@ -814,6 +822,7 @@ type Queries struct {
 	contactTimezonesAfterStmt               *sql.Stmt
 	copyRedialContactsStmt                  *sql.Stmt
 	countActiveAttemptsStmt                 *sql.Stmt
+	countActiveAttemptsForConfigStmt        *sql.Stmt
 	countActiveCallerIDsStmt                *sql.Stmt
 	countUnfinishedCampaignsForConfigStmt   *sql.Stmt
 	countUnfinishedCampaignsForWorkflowStmt *sql.Stmt
@@ -912,6 +921,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		contactTimezonesAfterStmt:               q.contactTimezonesAfterStmt,
 		copyRedialContactsStmt:                  q.copyRedialContactsStmt,
 		countActiveAttemptsStmt:                 q.countActiveAttemptsStmt,
+		countActiveAttemptsForConfigStmt:        q.countActiveAttemptsForConfigStmt,
 		countActiveCallerIDsStmt:                q.countActiveCallerIDsStmt,
 		countUnfinishedCampaignsForConfigStmt:   q.countUnfinishedCampaignsForConfigStmt,
 		countUnfinishedCampaignsForWorkflowStmt: q.countUnfinishedCampaignsForWorkflowStmt,
