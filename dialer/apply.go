@@ -18,6 +18,16 @@ import (
 // then does what follows in memory: releases the slot (slots.go), feeds the
 // circuit breaker, wakes the runner.
 
+// statusSource says who decided a status: the provider (a webhook, an
+// event, a status query: the call was placed) or the service itself (the
+// provider refused the request, or could not be asked: unknown).
+type statusSource bool
+
+const (
+	fromProvider statusSource = true
+	fromService  statusSource = false
+)
+
 // retryPolicy is API.md 4.5: busy / no_answer / voicemail are retried when
 // the campaign's retry_config allows it and fewer than max_retries retries
 // were made; the retry is due retry_delay_seconds after now.
@@ -36,20 +46,20 @@ func (e *Engine) retryPolicy(rc store.RetryConfig, attempt int64, outcome string
 
 // finish applies a status to an attempt and does what follows in memory:
 // frees the slot, feeds the circuit breaker, wakes the runner.
-func (e *Engine) finish(ctx context.Context, attemptID int64, st carrier.Status, errText string) {
-	if _, err := e.apply(ctx, attemptID, st, errText); err != nil {
+func (e *Engine) finish(ctx context.Context, attemptID int64, st carrier.Status, errText string, from statusSource) {
+	if _, err := e.apply(ctx, attemptID, st, errText, from); err != nil {
 		e.log.Error("dialer: apply status", slog.Int64("attempt_id", attemptID), slog.String("error", err.Error()))
 	}
 }
 
-func (e *Engine) apply(ctx context.Context, attemptID int64, st carrier.Status, errText string) (store.Applied, error) {
+func (e *Engine) apply(ctx context.Context, attemptID int64, st carrier.Status, errText string, from statusSource) (store.Applied, error) {
 	now := e.now()
 	// Held until the campaign's slot is released (slots.go).
 	settled := e.settling()
 	res, err := e.db.ApplyStatus(ctx, attemptID, store.StatusUpdate{
 		At: now, Raw: st.Raw, ProviderCallID: st.ProviderCallID, RequestID: st.RequestID, Answered: st.Answered, AnsweredBy: st.AnsweredBy,
 		Sequence: st.Sequence, Final: st.Final, Outcome: st.Outcome, DurationSeconds: st.DurationSeconds, Error: errText,
-		Machine: carrier.IsMachine,
+		FromProvider: from == fromProvider, Machine: carrier.IsMachine,
 	}, e.retryPolicy)
 	if err == nil && !res.Ignored && !res.Final {
 		e.live.progressed(attemptID, st.Sequence, st)

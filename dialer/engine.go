@@ -93,6 +93,12 @@ func New(cfg Config) *Engine {
 		camps: map[int64]*campaignState{}, watches: map[int64]*time.Timer{}}
 }
 
+// callDeadline is how long after its claim or placement an attempt without
+// a final status is reconciled (API.md 4.5).
+func (e *Engine) callDeadline() time.Duration {
+	return RingTimeout + time.Duration(e.cfg.MaxCallSeconds)*time.Second
+}
+
 // Start reconciles attempts a previous process left dialing or in flight and
 // starts a runner for every running campaign. The engine runs until ctx ends
 // or Stop is called.

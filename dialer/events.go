@@ -50,7 +50,7 @@ func (s eventSink) Status(ctx context.Context, attemptID int64, st carrier.Statu
 		s.e.log.Debug("dialer: event for an unknown attempt", slog.Int64("attempt_id", attemptID), slog.Int64("telephony_configuration_id", s.configID))
 		return
 	}
-	s.e.finish(ctx, attemptID, st, "")
+	s.e.finish(ctx, attemptID, st, "", fromProvider)
 }
 
 // Answer builds the answer of attempt attemptID (API.md 6).

@@ -42,17 +42,18 @@ func (c *clock) Set(t time.Time) {
 // harness is a real store, the real web router (for webhooks), a running
 // engine and a Twilio simulator.
 type harness struct {
-	t     *testing.T
-	db    *store.DB
-	eng   *dialer.Engine
-	sim   *twiliosim.Server // the Twilio simulator of newHarness, else nil
-	prov  providerSim
-	srv   *httptest.Server
-	clock *clock
-	opts  harnessOptions
-	org   int64
-	cfgID int64
-	wfID  int64
+	t      *testing.T
+	db     *store.DB
+	dbPath string
+	eng    *dialer.Engine
+	sim    *twiliosim.Server // the Twilio simulator of newHarness, else nil
+	prov   providerSim
+	srv    *httptest.Server
+	clock  *clock
+	opts   harnessOptions
+	org    int64
+	cfgID  int64
+	wfID   int64
 
 	public  string
 	handler atomic.Pointer[http.Handler] // what srv serves; swapped by restart
@@ -142,11 +143,12 @@ func newProviderHarness(t *testing.T, p providerSim, opts ...harnessOption) *har
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "outdial.db"), sealer)
+	dbPath := filepath.Join(t.TempDir(), "outdial.db")
+	db, err := store.Open(ctx, dbPath, sealer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, db: db, prov: p, clock: &clock{}}
+	h := &harness{t: t, db: db, dbPath: dbPath, prov: p, clock: &clock{}}
 	for _, o := range opts {
 		o(&h.opts)
 	}

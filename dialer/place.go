@@ -90,7 +90,7 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 	switch {
 	case err == nil:
 		e.limiter(c.TelephonyConfigurationID).succeeded()
-		deadline := e.now().Add(RingTimeout + time.Duration(e.cfg.MaxCallSeconds)*time.Second)
+		deadline := e.now().Add(e.callDeadline())
 		if _, err := e.db.MarkPlaced(ctx, a.ID, c.ID, placed.ProviderCallID, callerID, deadline); err != nil {
 			e.log.Error("dialer: mark placed", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
 		}
@@ -167,5 +167,5 @@ func (e *Engine) initiationFailed(ctx context.Context, r *runner, a *store.Attem
 	// Logged first: finishing the last attempt completes the campaign, and
 	// its log must be whole by then.
 	e.aggregateLog(ctx, a.CampaignID, store.LogError, "call_initiation_failed", "calls could not be placed", map[string]any{"last_error": reason})
-	e.finish(ctx, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeFailed, Raw: "initiation_failed"}, reason)
+	e.finish(ctx, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeFailed, Raw: "initiation_failed"}, reason, fromService)
 }

@@ -37,11 +37,11 @@ func (e *Engine) reconcile(ctx context.Context, c *store.Campaign, a *store.Atte
 	}
 	if car != nil {
 		if st, err := car.Query(ctx, *a.ProviderCallID); err == nil && st.Final {
-			e.finish(ctx, a.ID, st, "")
+			e.finish(ctx, a.ID, st, "", fromProvider)
 			return
 		}
 	}
-	e.finish(ctx, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeUnknown, Raw: "unknown"}, why)
+	e.finish(ctx, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeUnknown, Raw: "unknown"}, why, fromService)
 	if car != nil {
 		// The call may still be queued, ringing or up at the provider
 		// (a Plivo request still queued rings later): it is ended, so no
@@ -75,14 +75,14 @@ func (e *Engine) reconcileAtStart(ctx context.Context) error {
 				continue
 			}
 			e.finish(ctx, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeUnknown, Raw: "interrupted"},
-				"the service stopped while the call was being placed; not placed again")
+				"the service stopped while the call was being placed; not placed again", fromService)
 			continue
 		}
 		if a.ProviderCallID == nil {
 			continue
 		}
 		if a.State == store.AttemptDialing {
-			deadline := e.now().Add(RingTimeout + time.Duration(e.cfg.MaxCallSeconds)*time.Second)
+			deadline := e.now().Add(e.callDeadline())
 			if _, err := e.db.MarkPlaced(ctx, a.ID, c.ID, *a.ProviderCallID, "", deadline); err != nil {
 				return err
 			}
@@ -92,7 +92,7 @@ func (e *Engine) reconcileAtStart(ctx context.Context) error {
 			continue
 		}
 		if st, err := car.Query(ctx, *a.ProviderCallID); err == nil && st.Final {
-			e.finish(ctx, a.ID, st, "")
+			e.finish(ctx, a.ID, st, "", fromProvider)
 		}
 	}
 	return nil
@@ -120,16 +120,16 @@ func (e *Engine) followDerived(ctx context.Context, c *store.Campaign, a *store.
 	}
 	if st.Final {
 		st.ProviderCallID = id
-		e.finish(ctx, a.ID, st, "the service stopped while the call was being placed; not placed again")
+		e.finish(ctx, a.ID, st, "the service stopped while the call was being placed; not placed again", fromProvider)
 		return true
 	}
-	deadline := e.now().Add(RingTimeout + time.Duration(e.cfg.MaxCallSeconds)*time.Second)
+	deadline := e.now().Add(e.callDeadline())
 	if _, err := e.db.MarkPlaced(ctx, a.ID, c.ID, id, "", deadline); err != nil {
 		e.log.Error("dialer: mark placed", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
 		return false
 	}
 	if st.Answered {
-		e.finish(ctx, a.ID, st, "")
+		e.finish(ctx, a.ID, st, "", fromProvider)
 	}
 	return true
 }

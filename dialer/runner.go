@@ -220,7 +220,8 @@ func (r *runner) step(ctx context.Context) (time.Time, bool) {
 		if n == 0 {
 			return earliest(r.pace.next(), r.deadline()), false
 		}
-		claimed, err := r.e.db.ClaimAttempts(ctx, r.id, now, open, n)
+		deadline := now.Add(r.e.callDeadline())
+		claimed, err := r.e.db.ClaimAttempts(ctx, r.id, now, deadline, open, n)
 		if err != nil {
 			r.e.log.Error("dialer: claim", slog.Int64("campaign_id", r.id), slog.String("error", err.Error()))
 			r.pace.refund(n, r.c.RateLimitPerSecond)
@@ -231,6 +232,7 @@ func (r *runner) step(ctx context.Context) (time.Time, bool) {
 			r.windowOpened(ctx)
 			c := r.c
 			r.cs.take(len(claimed))
+			r.noteDeadline(deadline)
 			for _, a := range claimed {
 				r.e.wg.Add(1)
 				go r.e.dispatch(r, c, a)

@@ -3,7 +3,7 @@ INSERT INTO call_attempts (campaign_id, contact_id, contact_row, attempt, priori
 VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id;
 
 -- name: ClaimAttempts :many
-UPDATE call_attempts SET state = 'dialing', started_at = @now
+UPDATE call_attempts SET state = 'dialing', started_at = @now, deadline_at = @deadline
 WHERE id IN (
     SELECT q.id FROM call_attempts q
     WHERE q.campaign_id = @campaign_id AND q.state = 'queued' AND q.due_at <= @now
@@ -26,7 +26,10 @@ WHERE campaign_id = @campaign_id AND state = 'queued' AND priority = @priority A
 ORDER BY due_at LIMIT 1;
 
 -- name: MinDeadline :one
-SELECT CAST(COALESCE(MIN(deadline_at), 0) AS INTEGER) FROM call_attempts WHERE campaign_id = ? AND state = 'in_flight';
+-- Dialing attempts have a deadline too (set by the claim): one whose
+-- placement could not be recorded (a full disk) is reconciled like a call
+-- in flight.
+SELECT CAST(COALESCE(MIN(deadline_at), 0) AS INTEGER) FROM call_attempts WHERE campaign_id = ? AND state IN ('dialing', 'in_flight');
 
 -- name: MarkAttemptPlaced :execrows
 UPDATE call_attempts
@@ -62,7 +65,7 @@ WHERE id = @id AND state IN ('dialing', 'in_flight') AND sequence <= @sequence;
 SELECT * FROM call_attempts WHERE state IN ('dialing', 'in_flight') ORDER BY id;
 
 -- name: ExpiredAttempts :many
-SELECT * FROM call_attempts WHERE campaign_id = ? AND state = 'in_flight' AND deadline_at <= ? ORDER BY id;
+SELECT * FROM call_attempts WHERE campaign_id = ? AND state IN ('dialing', 'in_flight') AND deadline_at <= ? ORDER BY id;
 
 -- One query per filter, each an index range (call_attempts_campaign,
 -- _campaign_state, _campaign_outcome): a page costs the same at any depth.
@@ -105,3 +108,7 @@ UPDATE phone_numbers SET last_used_at = ? WHERE id = ?;
 
 -- name: CountActiveCallerIDs :one
 SELECT count(*) FROM phone_numbers WHERE telephony_configuration_id = ? AND is_active = 1;
+
+-- name: NoteExecuted :execrows
+-- Marks attempt id as a call the provider placed; one row the first time.
+UPDATE call_attempts SET executed = 1 WHERE id = ? AND executed = 0;

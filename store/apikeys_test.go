@@ -101,3 +101,26 @@ func TestAPIKeys(t *testing.T) {
 		t.Fatalf("key_hash is not the SHA-256 of the key")
 	}
 }
+
+// TestAPIKeyNamesRefuseControlCharacters: an organization or key name
+// with NUL, a line break or another control character is EINVALID and
+// creates nothing.
+func TestAPIKeyNamesRefuseControlCharacters(t *testing.T) {
+	ctx := context.Background()
+	db := newDB(t)
+	for _, tt := range []struct{ org, name string }{
+		{"acme\x00", ""}, {"ac\nme", ""}, {"acme", "ci\x00"}, {"acme", "ci\r\nX-Injected: 1"}, {"acme", "bell\x07"}, {"acme", "c1\u0085"},
+	} {
+		if _, _, err := db.CreateAPIKey(ctx, tt.org, tt.name); store.ErrorCode(err) != store.EINVALID {
+			t.Errorf("CreateAPIKey(%q, %q) = %v, want EINVALID", tt.org, tt.name, err)
+		}
+	}
+	keys, err := db.ListAPIKeys(ctx)
+	if err != nil || len(keys) != 0 {
+		t.Fatalf("keys after refused creates = %v, %v; want none", keys, err)
+	}
+	// Other Unicode is fine.
+	if _, _, err := db.CreateAPIKey(ctx, "Café 東京", "ключ 🔑"); err != nil {
+		t.Fatalf("CreateAPIKey with Unicode names: %v", err)
+	}
+}

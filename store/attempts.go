@@ -69,8 +69,10 @@ func str(s string) sql.NullString { return sql.NullString{String: s, Valid: s !=
 // claim is durable before any provider request is made, and atomic with
 // reading the claimed rows back: on an error (ctx ending while the rows are
 // read) nothing is claimed, so no attempt is left dialing that nobody
-// dispatches.
-func (db *DB) ClaimAttempts(ctx context.Context, campaignID int64, now time.Time, timezones []string, max int) ([]*Attempt, error) {
+// dispatches. Each claimed attempt gets deadline: if it has no final status by
+// then (its placement could not be recorded, say) it is reconciled like a
+// call in flight.
+func (db *DB) ClaimAttempts(ctx context.Context, campaignID int64, now, deadline time.Time, timezones []string, max int) ([]*Attempt, error) {
 	tz, _ := json.Marshal(timezones)
 	var rows []sqlcdb.CallAttempt
 	err := db.inBatch(ctx, func(q *sqlcdb.Queries) error {
@@ -78,7 +80,7 @@ func (db *DB) ClaimAttempts(ctx context.Context, campaignID int64, now time.Time
 		rows, err = claimWithQueueing(ctx, q, campaignID, max, func(n int) ([]sqlcdb.CallAttempt, error) {
 			return q.ClaimAttempts(ctx, sqlcdb.ClaimAttemptsParams{
 				Now: sql.NullInt64{Int64: now.UnixMilli(), Valid: true}, CampaignID: campaignID,
-				Timezones: string(tz), MaxClaims: int64(n),
+				Deadline: sql.NullInt64{Int64: deadline.UnixMilli(), Valid: true}, Timezones: string(tz), MaxClaims: int64(n),
 			})
 		})
 		return err
@@ -160,6 +162,12 @@ func (db *DB) MarkPlaced(ctx context.Context, id, campaignID int64, providerCall
 			return fmt.Errorf("mark placed: %w", err)
 		}
 		placed = n == 1
+		// Counted once, also when a final status from the provider counted
+		// it first (ApplyStatus).
+		first, err := q.NoteExecuted(ctx, id)
+		if err != nil || first == 0 {
+			return err
+		}
 		return q.AddCampaignCounts(ctx, sqlcdb.AddCampaignCountsParams{Executed: 1, ID: campaignID})
 	})
 	return placed, err

@@ -27,6 +27,12 @@ type StatusUpdate struct {
 	Outcome         string
 	DurationSeconds int
 	Error           string
+	// FromProvider: the status is the provider's (a webhook, an event, a
+	// status query), so the call was placed; a final one counts the call in
+	// executed_count if its placement was never recorded. False for the
+	// outcomes the service decides itself (initiation failed, unknown). A
+	// provider's "unknown" (it has no such call) proves nothing.
+	FromProvider bool
 	// Machine reports whether an answered_by verdict is not a person
 	// (carrier.IsMachine); a final answered outcome of an attempt whose
 	// verdict, from this or an earlier status, is a machine's is stored as
@@ -114,6 +120,15 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 			CallerID: sql.NullString{}, Replaces: str(u.RequestID), ProviderCallID: str(u.ProviderCallID), ID: id}); err != nil {
 			return fmt.Errorf("finish attempt: %w", err)
 		}
+		// A call whose placement was never recorded (the answer to the
+		// place request lost or not stored) is counted by the provider's
+		// final status.
+		var executed int64
+		if u.FromProvider && u.Outcome != "unknown" && r.Executed == 0 {
+			if executed, err = q.NoteExecuted(ctx, id); err != nil {
+				return fmt.Errorf("count call: %w", err)
+			}
+		}
 		// Only the retry policy is needed here: one column, not the whole
 		// campaign row.
 		rcJSON, err := q.GetCampaignRetryConfig(ctx, r.CampaignID)
@@ -139,7 +154,7 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 				Outcome: str(u.Outcome), ID: r.ContactID}); err != nil {
 				return fmt.Errorf("note contact attempt: %w", err)
 			}
-			return q.AddCampaignCounts(ctx, sqlcdb.AddCampaignCountsParams{Queued: 1, ID: r.CampaignID})
+			return q.AddCampaignCounts(ctx, sqlcdb.AddCampaignCountsParams{Queued: 1, Executed: executed, ID: r.CampaignID})
 		}
 		if _, err := q.FinalizeContact(ctx, sqlcdb.FinalizeContactParams{Outcome: str(u.Outcome), Attempts: r.Attempt,
 			LastCallAt: lastCall, DurationSeconds: sql.NullInt64{Int64: int64(u.DurationSeconds), Valid: true},
@@ -150,7 +165,7 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 		if u.Outcome != "answered" {
 			failed = 1
 		}
-		if err := q.AddCampaignCounts(ctx, sqlcdb.AddCampaignCountsParams{Processed: 1, Failed: failed, ID: r.CampaignID}); err != nil {
+		if err := q.AddCampaignCounts(ctx, sqlcdb.AddCampaignCountsParams{Processed: 1, Failed: failed, Executed: executed, ID: r.CampaignID}); err != nil {
 			return fmt.Errorf("count contact: %w", err)
 		}
 		res.Completed, err = db.completeIfDone(ctx, q, r.CampaignID, u.At)

@@ -39,13 +39,24 @@ type ProvisionError struct {
 	Type string
 	// Field is the config field the 422 problem is located at.
 	Field string
-	// Message is the provider's reason; it never contains credentials.
+	// Message is the provider's reason; it never contains credentials, nor
+	// this host's network details (addresses, resolver): those are in Err.
 	Message string
+	// Err is the transport failure behind an unreachable provider (a DNS
+	// lookup, a refused connection, a timeout), for the log only: its text
+	// names internal addresses.
+	Err error
 }
 
 func (e *ProvisionError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("provision application (http %d): %s: %v", e.Status, e.Message, e.Err)
+	}
 	return fmt.Sprintf("provision application (http %d): %s", e.Status, e.Message)
 }
+
+// Unwrap returns the transport failure, if any.
+func (e *ProvisionError) Unwrap() error { return e.Err }
 
 // provisionFailed maps a provider's non-2xx answer to an application create:
 // authField is the credential a 401/403 is about, appField the field the
@@ -67,19 +78,17 @@ func provisionFailed(status int, authField, appField, msg string) *ProvisionErro
 	return &ProvisionError{Status: http.StatusBadGateway, Message: fmt.Sprintf("the provider is unavailable (http %d): %s", status, msg)}
 }
 
-// provisionUnreachable is a transport failure of an application create.
+// provisionUnreachable is a transport failure of an application create. Its
+// text ("lookup api.plivo.com on 10.0.0.2:53: no such host", "dial tcp
+// 10.1.2.3:443: connection refused") describes this host's network, so it
+// is kept in Err for the log and the message only says "provider
+// unreachable".
 func provisionUnreachable(err error) *ProvisionError {
 	var pe *ProvisionError
 	if errors.As(err, &pe) {
 		return pe
 	}
-	// The innermost cause ("connection refused", a timeout): the request's
-	// URL and method add nothing for the client.
-	cause := err
-	for u := errors.Unwrap(cause); u != nil; u = errors.Unwrap(cause) {
-		cause = u
-	}
-	return &ProvisionError{Status: http.StatusBadGateway, Message: "the provider could not be reached: " + cause.Error()}
+	return &ProvisionError{Status: http.StatusBadGateway, Message: "provider unreachable", Err: err}
 }
 
 // provisioner creates a provider's application from a configuration's

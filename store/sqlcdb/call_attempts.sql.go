@@ -11,20 +11,21 @@ import (
 )
 
 const claimAttempts = `-- name: ClaimAttempts :many
-UPDATE call_attempts SET state = 'dialing', started_at = ?1
+UPDATE call_attempts SET state = 'dialing', started_at = ?1, deadline_at = ?2
 WHERE id IN (
     SELECT q.id FROM call_attempts q
-    WHERE q.campaign_id = ?2 AND q.state = 'queued' AND q.due_at <= ?1
-      AND q.timezone IN (SELECT value FROM json_each(?3))
+    WHERE q.campaign_id = ?3 AND q.state = 'queued' AND q.due_at <= ?1
+      AND q.timezone IN (SELECT value FROM json_each(?4))
     ORDER BY q.priority, q.due_at, q.contact_row
     -- An expression, not a bare parameter: SQLite re-prepares a statement
     -- whose LIMIT is a bound parameter every time it is bound.
-    LIMIT CAST(?4 AS INTEGER))
-RETURNING id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds
+    LIMIT CAST(?5 AS INTEGER))
+RETURNING id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed
 `
 
 type ClaimAttemptsParams struct {
 	Now        sql.NullInt64
+	Deadline   sql.NullInt64
 	CampaignID int64
 	Timezones  interface{}
 	MaxClaims  int64
@@ -33,6 +34,7 @@ type ClaimAttemptsParams struct {
 func (q *Queries) ClaimAttempts(ctx context.Context, arg ClaimAttemptsParams) ([]CallAttempt, error) {
 	rows, err := q.query(ctx, q.claimAttemptsStmt, claimAttempts,
 		arg.Now,
+		arg.Deadline,
 		arg.CampaignID,
 		arg.Timezones,
 		arg.MaxClaims,
@@ -67,6 +69,7 @@ func (q *Queries) ClaimAttempts(ctx context.Context, arg ClaimAttemptsParams) ([
 			&i.EndedAt,
 			&i.DeadlineAt,
 			&i.DurationSeconds,
+			&i.Executed,
 		); err != nil {
 			return nil, err
 		}
@@ -104,7 +107,7 @@ func (q *Queries) CountActiveCallerIDs(ctx context.Context, telephonyConfigurati
 }
 
 const expiredAttempts = `-- name: ExpiredAttempts :many
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds FROM call_attempts WHERE campaign_id = ? AND state = 'in_flight' AND deadline_at <= ? ORDER BY id
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed FROM call_attempts WHERE campaign_id = ? AND state IN ('dialing', 'in_flight') AND deadline_at <= ? ORDER BY id
 `
 
 type ExpiredAttemptsParams struct {
@@ -144,6 +147,7 @@ func (q *Queries) ExpiredAttempts(ctx context.Context, arg ExpiredAttemptsParams
 			&i.EndedAt,
 			&i.DeadlineAt,
 			&i.DurationSeconds,
+			&i.Executed,
 		); err != nil {
 			return nil, err
 		}
@@ -203,7 +207,7 @@ func (q *Queries) FinishAttempt(ctx context.Context, arg FinishAttemptParams) (i
 }
 
 const getAttempt = `-- name: GetAttempt :one
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds FROM call_attempts WHERE id = ?
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed FROM call_attempts WHERE id = ?
 `
 
 func (q *Queries) GetAttempt(ctx context.Context, id int64) (CallAttempt, error) {
@@ -232,6 +236,7 @@ func (q *Queries) GetAttempt(ctx context.Context, id int64) (CallAttempt, error)
 		&i.EndedAt,
 		&i.DeadlineAt,
 		&i.DurationSeconds,
+		&i.Executed,
 	)
 	return i, err
 }
@@ -269,7 +274,7 @@ func (q *Queries) InsertAttempt(ctx context.Context, arg InsertAttemptParams) (i
 }
 
 const lastAttemptOfContact = `-- name: LastAttemptOfContact :one
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds FROM call_attempts WHERE contact_id = ? ORDER BY attempt DESC LIMIT 1
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed FROM call_attempts WHERE contact_id = ? ORDER BY attempt DESC LIMIT 1
 `
 
 func (q *Queries) LastAttemptOfContact(ctx context.Context, contactID int64) (CallAttempt, error) {
@@ -298,13 +303,14 @@ func (q *Queries) LastAttemptOfContact(ctx context.Context, contactID int64) (Ca
 		&i.EndedAt,
 		&i.DeadlineAt,
 		&i.DurationSeconds,
+		&i.Executed,
 	)
 	return i, err
 }
 
 const listAttempts = `-- name: ListAttempts :many
 
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds FROM call_attempts
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed FROM call_attempts
 WHERE campaign_id = ?1 AND id > ?2
 ORDER BY id LIMIT CAST(?3 AS INTEGER)
 `
@@ -351,6 +357,7 @@ func (q *Queries) ListAttempts(ctx context.Context, arg ListAttemptsParams) ([]C
 			&i.EndedAt,
 			&i.DeadlineAt,
 			&i.DurationSeconds,
+			&i.Executed,
 		); err != nil {
 			return nil, err
 		}
@@ -366,7 +373,7 @@ func (q *Queries) ListAttempts(ctx context.Context, arg ListAttemptsParams) ([]C
 }
 
 const listAttemptsByOutcome = `-- name: ListAttemptsByOutcome :many
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds FROM call_attempts
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed FROM call_attempts
 WHERE campaign_id = ?1 AND outcome = ?2 AND id > ?3
   AND (state = ?4 OR ?4 IS NULL)
 ORDER BY id LIMIT CAST(?5 AS INTEGER)
@@ -418,6 +425,7 @@ func (q *Queries) ListAttemptsByOutcome(ctx context.Context, arg ListAttemptsByO
 			&i.EndedAt,
 			&i.DeadlineAt,
 			&i.DurationSeconds,
+			&i.Executed,
 		); err != nil {
 			return nil, err
 		}
@@ -433,7 +441,7 @@ func (q *Queries) ListAttemptsByOutcome(ctx context.Context, arg ListAttemptsByO
 }
 
 const listAttemptsByState = `-- name: ListAttemptsByState :many
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds FROM call_attempts
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed FROM call_attempts
 WHERE campaign_id = ?1 AND state = ?2 AND id > ?3
 ORDER BY id LIMIT CAST(?4 AS INTEGER)
 `
@@ -482,6 +490,7 @@ func (q *Queries) ListAttemptsByState(ctx context.Context, arg ListAttemptsBySta
 			&i.EndedAt,
 			&i.DeadlineAt,
 			&i.DurationSeconds,
+			&i.Executed,
 		); err != nil {
 			return nil, err
 		}
@@ -524,9 +533,12 @@ func (q *Queries) MarkAttemptPlaced(ctx context.Context, arg MarkAttemptPlacedPa
 }
 
 const minDeadline = `-- name: MinDeadline :one
-SELECT CAST(COALESCE(MIN(deadline_at), 0) AS INTEGER) FROM call_attempts WHERE campaign_id = ? AND state = 'in_flight'
+SELECT CAST(COALESCE(MIN(deadline_at), 0) AS INTEGER) FROM call_attempts WHERE campaign_id = ? AND state IN ('dialing', 'in_flight')
 `
 
+// Dialing attempts have a deadline too (set by the claim): one whose
+// placement could not be recorded (a full disk) is reconciled like a call
+// in flight.
 func (q *Queries) MinDeadline(ctx context.Context, campaignID int64) (int64, error) {
 	row := q.queryRow(ctx, q.minDeadlineStmt, minDeadline, campaignID)
 	var column_1 int64
@@ -585,6 +597,19 @@ func (q *Queries) NoteAttemptProgress(ctx context.Context, arg NoteAttemptProgre
 		arg.ProviderCallID,
 		arg.ID,
 	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const noteExecuted = `-- name: NoteExecuted :execrows
+UPDATE call_attempts SET executed = 1 WHERE id = ? AND executed = 0
+`
+
+// Marks attempt id as a call the provider placed; one row the first time.
+func (q *Queries) NoteExecuted(ctx context.Context, id int64) (int64, error) {
+	result, err := q.exec(ctx, q.noteExecutedStmt, noteExecuted, id)
 	if err != nil {
 		return 0, err
 	}
@@ -662,7 +687,7 @@ func (q *Queries) TouchCallerID(ctx context.Context, arg TouchCallerIDParams) er
 }
 
 const unfinishedAttempts = `-- name: UnfinishedAttempts :many
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds FROM call_attempts WHERE state IN ('dialing', 'in_flight') ORDER BY id
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed FROM call_attempts WHERE state IN ('dialing', 'in_flight') ORDER BY id
 `
 
 func (q *Queries) UnfinishedAttempts(ctx context.Context) ([]CallAttempt, error) {
@@ -697,6 +722,7 @@ func (q *Queries) UnfinishedAttempts(ctx context.Context) ([]CallAttempt, error)
 			&i.EndedAt,
 			&i.DeadlineAt,
 			&i.DurationSeconds,
+			&i.Executed,
 		); err != nil {
 			return nil, err
 		}

@@ -210,6 +210,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.noteContactAttemptStmt, err = db.PrepareContext(ctx, noteContactAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query NoteContactAttempt: %w", err)
 	}
+	if q.noteExecutedStmt, err = db.PrepareContext(ctx, noteExecuted); err != nil {
+		return nil, fmt.Errorf("error preparing query NoteExecuted: %w", err)
+	}
 	if q.phoneAddressTakenStmt, err = db.PrepareContext(ctx, phoneAddressTaken); err != nil {
 		return nil, fmt.Errorf("error preparing query PhoneAddressTaken: %w", err)
 	}
@@ -618,6 +621,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing noteContactAttemptStmt: %w", cerr)
 		}
 	}
+	if q.noteExecutedStmt != nil {
+		if cerr := q.noteExecutedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing noteExecutedStmt: %w", cerr)
+		}
+	}
 	if q.phoneAddressTakenStmt != nil {
 		if cerr := q.phoneAddressTakenStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing phoneAddressTakenStmt: %w", cerr)
@@ -874,6 +882,7 @@ type Queries struct {
 	nextQueuedDueStmt                       *sql.Stmt
 	noteAttemptProgressStmt                 *sql.Stmt
 	noteContactAttemptStmt                  *sql.Stmt
+	noteExecutedStmt                        *sql.Stmt
 	phoneAddressTakenStmt                   *sql.Stmt
 	pickAndTouchCallerIDStmt                *sql.Stmt
 	pickCallerIDStmt                        *sql.Stmt
@@ -973,6 +982,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		nextQueuedDueStmt:                       q.nextQueuedDueStmt,
 		noteAttemptProgressStmt:                 q.noteAttemptProgressStmt,
 		noteContactAttemptStmt:                  q.noteContactAttemptStmt,
+		noteExecutedStmt:                        q.noteExecutedStmt,
 		phoneAddressTakenStmt:                   q.phoneAddressTakenStmt,
 		pickAndTouchCallerIDStmt:                q.pickAndTouchCallerIDStmt,
 		pickCallerIDStmt:                        q.pickCallerIDStmt,

@@ -41,6 +41,7 @@ type CallAttempt struct {
 	EndedAt         sql.NullInt64
 	DeadlineAt      sql.NullInt64
 	DurationSeconds sql.NullInt64
+	Executed        int64
 }
 
 type Campaign struct {
