@@ -32,7 +32,7 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request, _ httpro
 	f := fields{obj: body, loc: []any{"body"}, p: &p}
 	nc := store.NewCampaign{Settings: store.Settings{RetryConfig: DefaultRetryConfig, MaxConcurrency: 10,
 		CircuitBreaker: DefaultCircuitBreaker}}
-	if name, present, ok := f.String("name", true, false, 1, 255); present && ok {
+	if name, present, ok := f.Name("name", true, false, 1, 255); present && ok {
 		nc.Name = name
 	}
 	readSettings(f, &nc.Settings)

@@ -2,8 +2,6 @@ package web
 
 import (
 	"context"
-	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -16,7 +14,6 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/outdial/outdial/dialer/carrier"
-	"github.com/outdial/outdial/dialer/contacts"
 	"github.com/outdial/outdial/store"
 )
 
@@ -109,7 +106,7 @@ func (s *Server) patchCampaign(w http.ResponseWriter, r *http.Request, ps httpro
 		var p Problems
 		f := fields{obj: body, loc: []any{"body"}, p: &p}
 		if v, ok := body["name"]; ok && v != nil {
-			if name, _, ok := f.String("name", false, false, 1, 255); ok {
+			if name, _, ok := f.Name("name", false, false, 1, 255); ok {
 				st.Name = name
 			}
 		}
@@ -238,7 +235,7 @@ func (s *Server) redialCampaign(w http.ResponseWriter, r *http.Request, ps httpr
 		SourceID:                   parent.SourceID, DefaultCountry: parent.DefaultCountry, ParentCampaignID: &parent.ID, RedialOf: &parent.ID}
 	nc.Name = redialName(parent.Name)
 	if v, ok := body["name"]; ok && v != nil {
-		if n, _, ok := f.String("name", false, false, 1, 255); ok {
+		if n, _, ok := f.Name("name", false, false, 1, 255); ok {
 			nc.Name = n
 		}
 	}
@@ -351,57 +348,6 @@ func (s *Server) listCampaignLogs(w http.ResponseWriter, r *http.Request, ps htt
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"logs": logsOut(logs)})
-	return nil
-}
-
-// campaignReport streams a CSV with one row per contact: the original
-// columns, then outcome, attempts, last_call_at, duration_seconds,
-// answered_by.
-func (s *Server) campaignReport(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error {
-	id, err := pathID(ps, "campaign_id")
-	if err != nil {
-		return err
-	}
-	c, err := s.db.GetCampaign(r.Context(), org, id)
-	if err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="campaign-`+strconv.FormatInt(id, 10)+`-report.csv"`)
-	cw := csv.NewWriter(w)
-	header := append(append([]string{}, c.Columns...), "outcome", "attempts", "last_call_at", "duration_seconds", "answered_by")
-	if err := cw.Write(header); err != nil {
-		return nil
-	}
-	var after int64
-	for {
-		page, err := s.db.ListContacts(r.Context(), id, after, 1000)
-		if err != nil {
-			s.log.Error("campaign report", "error", err.Error())
-			break
-		}
-		for _, ct := range page {
-			vars := map[string]string{}
-			_ = json.Unmarshal(ct.Context, &vars)
-			row := make([]string, 0, len(header))
-			for _, col := range c.Columns {
-				if strings.EqualFold(col, contacts.PhoneColumn) {
-					row = append(row, ct.PhoneNumber)
-				} else {
-					row = append(row, vars[col])
-				}
-			}
-			row = append(row, deref(ct.Outcome), strconv.FormatInt(ct.Attempts, 10), derefTS(ct.LastCallAt), derefInt(ct.DurationSeconds), deref(ct.AnsweredBy))
-			if err := cw.Write(row); err != nil {
-				return nil
-			}
-			after = ct.Row
-		}
-		if len(page) < 1000 {
-			break
-		}
-	}
-	cw.Flush()
 	return nil
 }
 

@@ -11,12 +11,22 @@ import (
 )
 
 // httpError is an error that carries its own status and client message.
+// cause, when set, is what went wrong behind a 5xx, logged by writeError
+// and never shown to the client.
 type httpError struct {
 	status int
 	detail string
+	cause  error
 }
 
-func (e *httpError) Error() string { return e.detail }
+func (e *httpError) Error() string {
+	if e.cause != nil {
+		return e.detail + ": " + e.cause.Error()
+	}
+	return e.detail
+}
+
+func (e *httpError) Unwrap() error { return e.cause }
 
 // errStatus returns an error answered with status and {"detail": detail}.
 func errStatus(status int, detail string) error { return &httpError{status: status, detail: detail} }
@@ -50,6 +60,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, &ve):
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": portableInputs(ve.Problems)})
 	case errors.As(err, &he):
+		if he.cause != nil && he.status >= 500 {
+			s.log.ErrorContext(r.Context(), "upstream error", slog.String("method", r.Method),
+				slog.String("path", r.URL.Path), slog.Int("status", he.status), slog.String("detail", he.detail),
+				slog.String("error", he.cause.Error()))
+		}
 		writeJSON(w, he.status, map[string]string{"detail": he.detail})
 	case errors.Is(err, errBodyTooLarge):
 		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"detail": "Request body too large"})

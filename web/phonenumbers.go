@@ -114,7 +114,7 @@ func (s *Server) addPhoneNumber(w http.ResponseWriter, r *http.Request, ps httpr
 			countryOK = false
 		}
 	}
-	label, hasLabel, _ := f.String("label", false, true, 0, 64)
+	label, hasLabel, _ := f.Name("label", false, true, 0, 64)
 	isDefault, _, _ := f.Bool("is_default_caller_id", false)
 	if err := joinProblems(idErr, p.Err()); err != nil {
 		return err
@@ -142,6 +142,7 @@ func (s *Server) addPhoneNumber(w http.ResponseWriter, r *http.Request, ps httpr
 	if err != nil {
 		return err
 	}
+	s.callerIDsChanged(configID)
 	writeJSON(w, http.StatusOK, phoneNumberOut(out))
 	return nil
 }
@@ -171,7 +172,7 @@ func (s *Server) updatePhoneNumber(w http.ResponseWriter, r *http.Request, ps ht
 	}
 	var p Problems
 	f := fields{obj: body, loc: []any{"body"}, p: &p}
-	label, hasLabel, _ := f.String("label", false, true, 0, 64)
+	label, hasLabel, _ := f.Name("label", false, true, 0, 64)
 	_, labelSent := body["label"]
 	var active, hasActive, isDefault, hasDefault bool
 	if v, sent := body["is_active"]; sent && v != nil {
@@ -200,6 +201,7 @@ func (s *Server) updatePhoneNumber(w http.ResponseWriter, r *http.Request, ps ht
 	if err != nil {
 		return err
 	}
+	s.callerIDsChanged(ids[0])
 	writeJSON(w, http.StatusOK, phoneNumberOut(out))
 	return nil
 }
@@ -212,6 +214,15 @@ func (s *Server) deletePhoneNumber(w http.ResponseWriter, r *http.Request, ps ht
 	if err := s.db.DeletePhoneNumber(r.Context(), org, ids[0], ids[1]); err != nil {
 		return err
 	}
+	s.callerIDsChanged(ids[0])
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// callerIDsChanged tells the dialer that configuration configID's numbers
+// changed: a running campaign waiting for a caller id dials again at once.
+func (s *Server) callerIDsChanged(configID int64) {
+	if s.dialer != nil {
+		s.dialer.CallerIDsChanged(configID)
+	}
 }

@@ -37,10 +37,14 @@ func (s *Server) provision(ctx context.Context, r *http.Request, org int64, name
 		var p Problems
 		p.Add([]any{"body", "config", pe.Field}, pe.Type, pe.Message, maskedInput(provider, pe.Field, creds[pe.Field]), nil)
 		return p.Err()
+	case errors.As(err, &pe) && pe.Status == http.StatusBadGateway:
+		// The client learns which provider failed; the transport error
+		// (resolver and peer addresses) goes to the log only.
+		return &httpError{status: http.StatusBadGateway, detail: provider + ": " + pe.Message, cause: pe.Err}
 	case errors.As(err, &pe):
 		return errStatus(pe.Status, pe.Message)
 	case err != nil:
-		return errStatus(http.StatusBadGateway, "the provider could not be reached")
+		return &httpError{status: http.StatusBadGateway, detail: provider + ": provider unreachable", cause: err}
 	}
 	if field != "" {
 		creds[field] = value

@@ -207,15 +207,52 @@ func TestProvisionApplication(t *testing.T) {
 				t.Fatalf("%s after the update = %q, want a new application", p.appField, v)
 			}
 
-			// The provider unreachable: 502.
+			// The provider unreachable: 502 naming the provider, never the
+			// address that refused the connection (logged instead).
 			p.close()
 			r = e.a(http.MethodPost, configsPath, configBody("third", false, p.config))
-			wantStatus(t, r, http.StatusBadGateway)
-			var body map[string]any
-			_ = json.Unmarshal(r.Raw, &body)
-			if d, _ := body["detail"].(string); !strings.Contains(d, "could not be reached") {
-				t.Fatalf("detail = %q, want it to say the provider could not be reached", d)
+			wantDetail(t, r, http.StatusBadGateway, p.provider+": provider unreachable")
+			if logs := e.logs.String(); !strings.Contains(logs, `msg="upstream error"`) || !strings.Contains(logs, "127.0.0.1:") {
+				t.Fatalf("log does not carry the transport error:\n%s", logs)
 			}
 		})
 	}
 }
+
+// TestProvisionUnreachableHidesNetworkDetails: when a provider's host does
+// not resolve, the 502 says "provider unreachable" and names the provider,
+// but not the resolver's address nor the lookup error, which go to the log.
+func TestProvisionUnreachableHidesNetworkDetails(t *testing.T) {
+	t.Parallel()
+	for _, provider := range []string{"plivo", "vobiz", "telnyx", "cloudonix"} {
+		t.Run(provider, func(t *testing.T) {
+			e := newEnv(t)
+			// .invalid never resolves (RFC 2606); the closed port of the
+			// other providers gives "dial tcp 127.0.0.1:<port>".
+			e.carriers.BaseURLs[provider] = "http://api." + provider + ".invalid"
+			e.restart()
+			cfg := without(validConfig(provider), carrierAppField[provider])
+			r := e.a(http.MethodPost, configsPath, configBody("main", false, cfg))
+			detail := wantDetailContains(t, r, http.StatusBadGateway, "provider unreachable")
+			if detail != provider+": provider unreachable" {
+				t.Errorf("detail = %q, want %q", detail, provider+": provider unreachable")
+			}
+			for _, leak := range []string{"lookup", ".invalid", ":53", "dial", "127.0.0.1", "no such host"} {
+				if strings.Contains(string(r.Raw), leak) {
+					t.Errorf("body %s contains %q", r.Raw, leak)
+				}
+			}
+			if logs := e.logs.String(); !strings.Contains(logs, "api."+provider+".invalid") {
+				t.Errorf("log does not carry the lookup error:\n%s", logs)
+			}
+			if n := len(e.a(http.MethodGet, configsPath, nil).obj(t)["configurations"].([]any)); n != 0 {
+				t.Errorf("configurations = %d, want 0 (nothing saved)", n)
+			}
+		})
+	}
+}
+
+// carrierAppField is the config field an auto-created application's id is
+// stored in.
+var carrierAppField = map[string]string{"plivo": "application_id", "vobiz": "application_id",
+	"telnyx": "connection_id", "cloudonix": "application_name"}

@@ -57,7 +57,7 @@ func (s *Server) createTelephonyConfig(w http.ResponseWriter, r *http.Request, _
 	}
 	var p Problems
 	f := fields{obj: body, loc: []any{"body"}, p: &p, echo: maskedBody(body)}
-	name, _, _ := f.String("name", true, false, 1, 64)
+	name, _, _ := f.Name("name", true, false, 1, 64)
 	isDefault, _, _ := f.Bool("is_default_outbound", false)
 	var provider string
 	var creds store.Credentials
@@ -125,7 +125,7 @@ func (s *Server) updateTelephonyConfig(w http.ResponseWriter, r *http.Request, p
 	}
 	var p Problems
 	f := fields{obj: body, loc: []any{"body"}, p: &p, echo: maskedBody(body)}
-	name, hasName, _ := f.String("name", false, true, 1, 64)
+	name, hasName, _ := f.Name("name", false, true, 1, 64)
 	var isDefault, hasDefault bool
 	if v, sent := body["is_default_outbound"]; sent && v != nil {
 		isDefault, hasDefault, _ = f.Bool("is_default_outbound", false)

@@ -57,7 +57,7 @@ func (s *Server) createWorkflow(w http.ResponseWriter, r *http.Request, _ httpro
 	}
 	var p Problems
 	f := fields{obj: body, loc: []any{"body"}, p: &p}
-	name, _, _ := f.String("name", true, false, 1, 255)
+	name, _, _ := f.Name("name", true, false, 1, 255)
 	def, _ := definitionField(f, raw, true)
 	if err := p.Err(); err != nil {
 		return err
@@ -106,7 +106,7 @@ func (s *Server) updateWorkflow(w http.ResponseWriter, r *http.Request, ps httpr
 	f := fields{obj: body, loc: []any{"body"}, p: &p}
 	var name *string
 	if v, sent := body["name"]; sent && v != nil {
-		if n, _, ok := f.String("name", false, false, 1, 255); ok {
+		if n, _, ok := f.Name("name", false, false, 1, 255); ok {
 			name = &n
 		}
 	}
