@@ -40,6 +40,7 @@ type objectHeader struct {
 // either the old or the new object, never a partial one.
 type fileStore struct {
 	root string
+	idx  *keyIndex // the objects by key, for List; nil indexes nothing
 }
 
 // putParams describes one write.
@@ -125,12 +126,12 @@ func (s *fileStore) put(p putParams, body io.Reader) (ObjectInfo, error) {
 	if err := tmp.Close(); err != nil {
 		return ObjectInfo{}, fmt.Errorf("close temp file: %w", err)
 	}
-	if err := os.Rename(tmp.Name(), final); err != nil {
+	obj := storedObject{hdr: hdr, modTime: st.ModTime()}
+	if err := s.idx.rename(tmp.Name(), final, obj.info()); err != nil {
 		return ObjectInfo{}, fmt.Errorf("rename object into place: %w", err)
 	}
 	committed = true
 	syncDir(dir)
-	obj := storedObject{hdr: hdr, modTime: st.ModTime()}
 	return obj.info(), nil
 }
 
@@ -206,24 +207,36 @@ func (s *fileStore) open(key string) (*storedObject, error) {
 }
 
 func readHeader(f *os.File, key string) (*storedObject, error) {
+	obj, err := readAnyHeader(f)
+	if err != nil {
+		return nil, fmt.Errorf("object %q: %w", key, err)
+	}
+	if obj.hdr.Key != key {
+		return nil, fmt.Errorf("object %q: header does not match file", key)
+	}
+	return obj, nil
+}
+
+// readAnyHeader reads the header of the object file f, whatever its key.
+func readAnyHeader(f *os.File) (*storedObject, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("stat object: %w", err)
 	}
 	block := make([]byte, headerSize)
 	if _, err := io.ReadFull(f, block); err != nil {
-		return nil, fmt.Errorf("read object header of %q: %w", key, err)
+		return nil, fmt.Errorf("read object header: %w", err)
 	}
 	rest, ok := bytes.CutPrefix(block, []byte(headerMagic))
 	if !ok {
-		return nil, fmt.Errorf("object %q: bad header magic", key)
+		return nil, errors.New("bad header magic")
 	}
 	var hdr objectHeader
 	if err := json.NewDecoder(bytes.NewReader(rest)).Decode(&hdr); err != nil {
-		return nil, fmt.Errorf("decode object header of %q: %w", key, err)
+		return nil, fmt.Errorf("decode object header: %w", err)
 	}
-	if hdr.Key != key || hdr.Size != st.Size()-headerSize {
-		return nil, fmt.Errorf("object %q: header does not match file", key)
+	if hdr.Size != st.Size()-headerSize {
+		return nil, errors.New("header does not match file")
 	}
 	return &storedObject{f: f, hdr: hdr, modTime: st.ModTime()}, nil
 }
@@ -246,7 +259,7 @@ func encodeHeader(hdr objectHeader) ([]byte, error) {
 // remove deletes the object key; a missing object is ErrNotFound.
 func (s *fileStore) remove(key string) error {
 	_, name := pathFor(s.root, key)
-	err := os.Remove(name)
+	err := s.idx.remove(name, key)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove %q: %w", key, ErrNotFound)
 	}

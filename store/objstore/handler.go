@@ -51,6 +51,11 @@ type HandlerConfig struct {
 	Now func() time.Time
 	// Logger receives one line per 5xx answer; nil discards.
 	Logger *slog.Logger
+	// SpaceCheck, when set, is asked before a PUT reads its body whether
+	// need more bytes (the declared length, else the size limit) may be
+	// written; a non-nil error refuses the upload with 507
+	// XMinioStorageFull, the error's text as the message. See space.go.
+	SpaceCheck func(need int64) error
 }
 
 // LogValue keeps the secret key out of logs.
@@ -78,6 +83,7 @@ type Handler struct {
 	ver     verifier
 	maxSize int64
 	log     *slog.Logger
+	space   func(need int64) error // nil: no check
 }
 
 // NewHandler returns the bundled endpoint for cfg, creating cfg.Dir.
@@ -101,10 +107,11 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Handler{
-		files:   fileStore{root: cfg.Dir},
+		files:   fileStore{root: cfg.Dir, idx: &keyIndex{}},
 		ver:     verifier{accessKey: cfg.AccessKey, secretKey: cfg.SecretKey, region: cfg.Region, now: cfg.Now},
 		maxSize: cfg.MaxObjectSize,
 		log:     cfg.Logger,
+		space:   cfg.SpaceCheck,
 	}, nil
 }
 

@@ -58,6 +58,10 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, key string, 
 		fail(errEntityTooLarge)
 		return
 	}
+	if err := h.checkSpace(p.size, limit); err != nil {
+		fail(err)
+		return
+	}
 	if v := r.Header.Get("Content-MD5"); v != "" {
 		sum, err := base64.StdEncoding.DecodeString(v)
 		if err != nil || len(sum) != md5.Size {

@@ -106,11 +106,13 @@ type BundledConfig struct {
 	// from its server secret. SecretKey is never logged.
 	AccessKey string
 	SecretKey string
-	// Region, MaxObjectSize, Now and Logger are as in HandlerConfig.
+	// Region, MaxObjectSize, Now, Logger and SpaceCheck are as in
+	// HandlerConfig.
 	Region        string
 	MaxObjectSize int64
 	Now           func() time.Time
 	Logger        *slog.Logger
+	SpaceCheck    func(need int64) error
 }
 
 // LogValue keeps the secret key out of logs.
@@ -140,7 +142,7 @@ func NewBundled(cfg BundledConfig) (*Store, *Handler, error) {
 	}
 	h, err := NewHandler(HandlerConfig{
 		Dir: cfg.Dir, AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey, Region: cfg.Region,
-		MaxObjectSize: cfg.MaxObjectSize, Now: cfg.Now, Logger: cfg.Logger,
+		MaxObjectSize: cfg.MaxObjectSize, Now: cfg.Now, Logger: cfg.Logger, SpaceCheck: cfg.SpaceCheck,
 	})
 	if err != nil {
 		return nil, nil, err
