@@ -195,6 +195,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.markAttemptPlacedStmt, err = db.PrepareContext(ctx, markAttemptPlaced); err != nil {
 		return nil, fmt.Errorf("error preparing query MarkAttemptPlaced: %w", err)
 	}
+	if q.markAttemptUnconfirmedStmt, err = db.PrepareContext(ctx, markAttemptUnconfirmed); err != nil {
+		return nil, fmt.Errorf("error preparing query MarkAttemptUnconfirmed: %w", err)
+	}
 	if q.minDeadlineStmt, err = db.PrepareContext(ctx, minDeadline); err != nil {
 		return nil, fmt.Errorf("error preparing query MinDeadline: %w", err)
 	}
@@ -245,6 +248,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.recentLogsStmt, err = db.PrepareContext(ctx, recentLogs); err != nil {
 		return nil, fmt.Errorf("error preparing query RecentLogs: %w", err)
+	}
+	if q.recentLogsOfCampaignsStmt, err = db.PrepareContext(ctx, recentLogsOfCampaigns); err != nil {
+		return nil, fmt.Errorf("error preparing query RecentLogsOfCampaigns: %w", err)
 	}
 	if q.requeueAttemptStmt, err = db.PrepareContext(ctx, requeueAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query RequeueAttempt: %w", err)
@@ -302,6 +308,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.updateWorkflowStmt, err = db.PrepareContext(ctx, updateWorkflow); err != nil {
 		return nil, fmt.Errorf("error preparing query UpdateWorkflow: %w", err)
+	}
+	if q.uploadSourceUsesStmt, err = db.PrepareContext(ctx, uploadSourceUses); err != nil {
+		return nil, fmt.Errorf("error preparing query UploadSourceUses: %w", err)
 	}
 	if q.workflowNameTakenStmt, err = db.PrepareContext(ctx, workflowNameTaken); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkflowNameTaken: %w", err)
@@ -596,6 +605,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing markAttemptPlacedStmt: %w", cerr)
 		}
 	}
+	if q.markAttemptUnconfirmedStmt != nil {
+		if cerr := q.markAttemptUnconfirmedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing markAttemptUnconfirmedStmt: %w", cerr)
+		}
+	}
 	if q.minDeadlineStmt != nil {
 		if cerr := q.minDeadlineStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing minDeadlineStmt: %w", cerr)
@@ -679,6 +693,11 @@ func (q *Queries) Close() error {
 	if q.recentLogsStmt != nil {
 		if cerr := q.recentLogsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing recentLogsStmt: %w", cerr)
+		}
+	}
+	if q.recentLogsOfCampaignsStmt != nil {
+		if cerr := q.recentLogsOfCampaignsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing recentLogsOfCampaignsStmt: %w", cerr)
 		}
 	}
 	if q.requeueAttemptStmt != nil {
@@ -774,6 +793,11 @@ func (q *Queries) Close() error {
 	if q.updateWorkflowStmt != nil {
 		if cerr := q.updateWorkflowStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing updateWorkflowStmt: %w", cerr)
+		}
+	}
+	if q.uploadSourceUsesStmt != nil {
+		if cerr := q.uploadSourceUsesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing uploadSourceUsesStmt: %w", cerr)
 		}
 	}
 	if q.workflowNameTakenStmt != nil {
@@ -877,6 +901,7 @@ type Queries struct {
 	listTelephonyConfigsStmt                *sql.Stmt
 	listWorkflowsStmt                       *sql.Stmt
 	markAttemptPlacedStmt                   *sql.Stmt
+	markAttemptUnconfirmedStmt              *sql.Stmt
 	minDeadlineStmt                         *sql.Stmt
 	moveCampaignStateStmt                   *sql.Stmt
 	nextQueuedDueStmt                       *sql.Stmt
@@ -894,6 +919,7 @@ type Queries struct {
 	queueCursorStmt                         *sql.Stmt
 	queueFirstAttemptsStmt                  *sql.Stmt
 	recentLogsStmt                          *sql.Stmt
+	recentLogsOfCampaignsStmt               *sql.Stmt
 	requeueAttemptStmt                      *sql.Stmt
 	resumeCampaignStmt                      *sql.Stmt
 	revokeAPIKeyStmt                        *sql.Stmt
@@ -913,6 +939,7 @@ type Queries struct {
 	updatePhoneNumberStmt                   *sql.Stmt
 	updateTelephonyConfigStmt               *sql.Stmt
 	updateWorkflowStmt                      *sql.Stmt
+	uploadSourceUsesStmt                    *sql.Stmt
 	workflowNameTakenStmt                   *sql.Stmt
 }
 
@@ -977,6 +1004,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listTelephonyConfigsStmt:                q.listTelephonyConfigsStmt,
 		listWorkflowsStmt:                       q.listWorkflowsStmt,
 		markAttemptPlacedStmt:                   q.markAttemptPlacedStmt,
+		markAttemptUnconfirmedStmt:              q.markAttemptUnconfirmedStmt,
 		minDeadlineStmt:                         q.minDeadlineStmt,
 		moveCampaignStateStmt:                   q.moveCampaignStateStmt,
 		nextQueuedDueStmt:                       q.nextQueuedDueStmt,
@@ -994,6 +1022,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		queueCursorStmt:                         q.queueCursorStmt,
 		queueFirstAttemptsStmt:                  q.queueFirstAttemptsStmt,
 		recentLogsStmt:                          q.recentLogsStmt,
+		recentLogsOfCampaignsStmt:               q.recentLogsOfCampaignsStmt,
 		requeueAttemptStmt:                      q.requeueAttemptStmt,
 		resumeCampaignStmt:                      q.resumeCampaignStmt,
 		revokeAPIKeyStmt:                        q.revokeAPIKeyStmt,
@@ -1013,6 +1042,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		updatePhoneNumberStmt:                   q.updatePhoneNumberStmt,
 		updateTelephonyConfigStmt:               q.updateTelephonyConfigStmt,
 		updateWorkflowStmt:                      q.updateWorkflowStmt,
+		uploadSourceUsesStmt:                    q.uploadSourceUsesStmt,
 		workflowNameTakenStmt:                   q.workflowNameTakenStmt,
 	}
 }
