@@ -69,6 +69,11 @@ func (s *Server) campaignOut(ctx context.Context, c *store.Campaign) (campaignJS
 	if err != nil {
 		return campaignJSON{}, err
 	}
+	return campaignWithLogs(c, logs), nil
+}
+
+// campaignWithLogs renders c with logs, its newest log entries.
+func campaignWithLogs(c *store.Campaign, logs []store.LogEntry) campaignJSON {
 	var next *string
 	if c.State == store.StateRunning {
 		next = optTS(c.NextDialAt)
@@ -83,7 +88,7 @@ func (s *Server) campaignOut(ctx context.Context, c *store.Campaign) (campaignJS
 		TotalQueuedCount: c.TotalQueuedCount, ParentCampaignID: c.ParentCampaignID, RedialedCampaignID: c.RedialedCampaignID,
 		TelephonyConfigurationID: c.TelephonyConfigurationID, TelephonyConfigurationName: c.TelephonyConfigurationName,
 		NextDialAt: next, Logs: logsOut(logs),
-	}, nil
+	}
 }
 
 // attemptJSON is one call of GET /campaign/{id}/calls.

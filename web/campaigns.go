@@ -53,13 +53,18 @@ func (s *Server) listCampaigns(w http.ResponseWriter, r *http.Request, _ httprou
 	if err != nil {
 		return err
 	}
+	// One query for the logs of the whole page, not one per campaign.
+	ids := make([]int64, len(list))
+	for i, c := range list {
+		ids[i] = c.ID
+	}
+	logs, err := s.db.RecentLogsOf(r.Context(), ids)
+	if err != nil {
+		return err
+	}
 	out := make([]campaignJSON, 0, len(list))
 	for _, c := range list {
-		cj, err := s.campaignOut(r.Context(), c)
-		if err != nil {
-			return err
-		}
-		out = append(out, cj)
+		out = append(out, campaignWithLogs(c, logs[c.ID]))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"campaigns": out})
 	return nil

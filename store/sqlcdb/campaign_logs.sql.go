@@ -7,6 +7,7 @@ package sqlcdb
 
 import (
 	"context"
+	"strings"
 )
 
 const insertLog = `-- name: InsertLog :one
@@ -83,6 +84,61 @@ SELECT id, campaign_id, ts, level, event, message, details FROM (SELECT id, camp
 
 func (q *Queries) RecentLogs(ctx context.Context, campaignID int64) ([]CampaignLog, error) {
 	rows, err := q.query(ctx, q.recentLogsStmt, recentLogs, campaignID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []CampaignLog{}
+	for rows.Next() {
+		var i CampaignLog
+		if err := rows.Scan(
+			&i.ID,
+			&i.CampaignID,
+			&i.Ts,
+			&i.Level,
+			&i.Event,
+			&i.Message,
+			&i.Details,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const recentLogsOfCampaigns = `-- name: RecentLogsOfCampaigns :many
+SELECT l.id, l.campaign_id, l.ts, l.level, l.event, l.message, l.details
+FROM campaigns c
+JOIN campaign_logs l ON l.campaign_id = c.id
+    AND l.id >= COALESCE((SELECT l2.id FROM campaign_logs l2 WHERE l2.campaign_id = c.id
+                          ORDER BY l2.id DESC LIMIT 1 OFFSET 49), 0)
+WHERE c.id IN (/*SLICE:ids*/?)
+ORDER BY c.id, l.id
+`
+
+// The newest 50 entries of each campaign of a page of the campaign list, in
+// one query: per campaign, one index seek finds the 50th newest entry's id
+// and one index range reads from there, so the cost does not depend on how
+// many entries a campaign has (a window function would number them all).
+func (q *Queries) RecentLogsOfCampaigns(ctx context.Context, ids []int64) ([]CampaignLog, error) {
+	query := recentLogsOfCampaigns
+	var queryParams []interface{}
+	if len(ids) > 0 {
+		for _, v := range ids {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:ids*/?", strings.Repeat(",?", len(ids))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:ids*/?", "NULL", 1)
+	}
+	rows, err := q.query(ctx, nil, query, queryParams...)
 	if err != nil {
 		return nil, err
 	}
