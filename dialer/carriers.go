@@ -2,6 +2,7 @@ package dialer
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/outdial/outdial/dialer/carrier"
@@ -53,8 +54,11 @@ func (e *Engine) carrierFor(ctx context.Context, orgID, configID int64) (carrier
 		return nil, carrier.Spec{}, err
 	}
 	c, err := e.cfg.NewCarrier(cfg.Provider, cfg.Credentials, e.cfg.Carriers)
-	if err != nil {
+	if t, ok := err.(temporary); ok && t.Temporary() {
 		return nil, carrier.Spec{}, err
+	}
+	if err != nil {
+		return nil, carrier.Spec{}, fmt.Errorf("%w: %w", errCannotDial, err)
 	}
 	spec, _ := carrier.Lookup(cfg.Provider)
 	e.mu.Lock()

@@ -3,8 +3,8 @@ package dialer
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/outdial/outdial/dialer/carrier"
@@ -36,11 +36,12 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 		e.requeue(book, r, a, a.DueAt) // stopping: not sent, dialled after the restart
 		return
 	}
-	if err != nil {
-		// No carrier can be built for the configuration (a provider without
-		// dialing support, unreadable credentials): no attempt could
-		// succeed, so the campaign fails (an unrecoverable error) instead of
-		// failing every contact. The attempt goes back to the queue untouched.
+	if err != nil && carrierGone(err) {
+		// The configuration is gone or no carrier can be built from it (a
+		// provider without dialing support, unreadable credentials): no
+		// attempt could succeed, so the campaign fails (an unrecoverable
+		// error) instead of failing every contact. The attempt goes back
+		// to the queue untouched.
 		e.requeue(book, r, a, a.DueAt)
 		if failed, ferr := e.db.FailCampaign(book, c.ID, "the telephony configuration cannot place calls: "+err.Error(),
 			map[string]any{"telephony_configuration_id": c.TelephonyConfigurationID}); ferr == nil && failed {
@@ -48,6 +49,17 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 		}
 		return
 	}
+	if err != nil {
+		// Transient (the database busy): the campaign holds its claims
+		// for a back-off and the attempt goes back untouched (hold.go).
+		until := r.hold.transient(e.now())
+		e.requeue(book, r, a, a.DueAt)
+		e.aggregateLog(book, c.ID, store.LogWarning, "carrier_unavailable",
+			"the telephony configuration could not be loaded; dialing retries shortly",
+			map[string]any{"error": err.Error(), "retry_at": until.UTC().Format(time.RFC3339)})
+		return
+	}
+	r.hold.carrierOK()
 	now := e.now()
 	callerID, ok, err := e.db.PickCallerID(ctx, c.TelephonyConfigurationID, now)
 	if err != nil {
@@ -59,8 +71,14 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 		return
 	}
 	if !ok && spec.Provider != carrier.ARI {
-		e.initiationFailed(book, r, a, fmt.Sprintf("telephony configuration %d has no phone number to call from", c.TelephonyConfigurationID))
+		// The configuration's problem, not the contact's: the campaign
+		// waits for a number (hold.go), the attempt goes back untouched.
+		e.waitForCallerID(book, r, c)
+		e.requeue(book, r, a, a.DueAt)
 		return
+	}
+	if ok {
+		r.hold.callerIDFound()
 	}
 	call := carrier.Call{
 		AttemptID: a.ID, To: a.PhoneNumber, From: callerID,
@@ -112,9 +130,53 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 			r.halt()
 			e.wakeIfRunning(c.ID)
 		}
-	default:
+	case perr != nil:
+		// The provider refused this call (a 4xx): definite.
 		e.initiationFailed(ctx, r, a, err.Error())
+	case requestNotSent(err):
+		// The request never left (no route, no DNS answer, connection
+		// refused): the provider is unreachable, not the contact's fault.
+		until := r.hold.transient(e.now())
+		e.requeue(ctx, r, a, a.DueAt)
+		e.aggregateLog(ctx, c.ID, store.LogWarning, "provider_unreachable",
+			"the provider could not be reached; dialing retries shortly",
+			map[string]any{"error": err.Error(), "retry_at": until.UTC().Format(time.RFC3339)})
+	default:
+		e.unconfirmed(ctx, r, a, callerID, err)
 	}
+}
+
+// unconfirmed keeps open an attempt whose place request may have reached
+// the provider (a 5xx, a timeout, a reset after sending, an unreadable
+// 2xx; API.md 4.5): it holds its slot like a call in flight, its status
+// webhooks (they carry its token) are applied when they come, and its
+// deadline reconciles it (reconcile.go: by the call id a webhook gave, or
+// the one derived from the attempt); else it ends unknown. It is never
+// placed again, and it does not feed the circuit breaker.
+func (e *Engine) unconfirmed(ctx context.Context, r *runner, a *store.Attempt, callerID string, reqErr error) {
+	// Webhooks read the attempt from the database from now on: it has no
+	// provider call id to check theirs against until one names it.
+	e.live.remove(a.ID)
+	deadline := e.now().Add(e.callDeadline())
+	reason := "the provider's answer to the call request was lost or unreadable: " + reqErr.Error()
+	if _, err := e.db.MarkUnconfirmed(ctx, a.ID, callerID, deadline, reason); err != nil {
+		// Still dialing: its claim's deadline reconciles it the same way.
+		e.log.Error("dialer: mark unconfirmed", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
+	}
+	r.noteDeadline(deadline)
+	e.aggregateLog(ctx, a.CampaignID, store.LogWarning, "call_request_unconfirmed",
+		"the provider's answer to a call request was lost; the call is followed until its status is known", map[string]any{"last_error": reqErr.Error()})
+}
+
+// requestNotSent reports whether err says a request never reached the
+// provider: the connection could not be made.
+func requestNotSent(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var dns *net.DNSError
+	return errors.As(err, &dns)
 }
 
 // answerAtDial builds the answer of attempt a for a carrier that needs it

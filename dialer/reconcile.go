@@ -29,24 +29,37 @@ func (r *runner) expire(ctx context.Context, now time.Time) {
 
 // reconcile asks the provider for an attempt's status and applies it when
 // final; otherwise (or when the provider cannot say) the attempt ends
-// unknown.
+// unknown and its call, if the provider has one, is hung up. The call is
+// looked up by the id the provider gave (its answer, or a webhook of an
+// unconfirmed request), else by the id derived from the attempt
+// (carrier.CallIDDeriver).
 func (e *Engine) reconcile(ctx context.Context, c *store.Campaign, a *store.Attempt, why string) {
-	var car carrier.Carrier
-	if a.ProviderCallID != nil && *a.ProviderCallID != "" {
-		car, _, _ = e.carrierFor(ctx, c.OrganizationID, c.TelephonyConfigurationID)
+	car, _, err := e.carrierFor(ctx, c.OrganizationID, c.TelephonyConfigurationID)
+	if err != nil {
+		car = nil
 	}
-	if car != nil {
-		if st, err := car.Query(ctx, *a.ProviderCallID); err == nil && st.Final {
+	callID := ""
+	if a.ProviderCallID != nil {
+		callID = *a.ProviderCallID
+	}
+	if d, ok := car.(carrier.CallIDDeriver); ok && callID == "" {
+		callID = d.CallID(a.ID)
+	}
+	if car != nil && callID != "" {
+		if st, err := car.Query(ctx, callID); err == nil && st.Final {
+			if st.ProviderCallID == "" {
+				st.ProviderCallID = callID
+			}
 			e.finish(ctx, a.ID, st, "", fromProvider)
 			return
 		}
 	}
 	e.finish(ctx, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeUnknown, Raw: "unknown"}, why, fromService)
-	if car != nil {
+	if car != nil && callID != "" {
 		// The call may still be queued, ringing or up at the provider
 		// (a Plivo request still queued rings later): it is ended, so no
 		// call outlives its attempt.
-		if err := car.HangUp(ctx, *a.ProviderCallID); err != nil {
+		if err := car.HangUp(ctx, callID); err != nil {
 			e.log.Warn("dialer: hang up a call past its deadline", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
 		}
 	}

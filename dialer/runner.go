@@ -47,6 +47,8 @@ type runner struct {
 
 	cmu     sync.Mutex // guards cshared, the campaign as status handlers see it
 	cshared *store.Campaign
+
+	hold hold // set by dispatches that found the campaign cannot dial (hold.go)
 }
 
 func newRunner(e *Engine, id int64, cs *campaignState) *runner {
@@ -185,6 +187,7 @@ func (r *runner) step(ctx context.Context) (time.Time, bool) {
 		return time.Time{}, true
 	}
 	if r.reload.Swap(false) {
+		r.hold.poked()
 		running, err := r.load(ctx)
 		switch {
 		case err != nil && (ctx.Err() != nil || store.ErrorCode(err) == store.ENOTFOUND):
@@ -213,6 +216,9 @@ func (r *runner) step(ctx context.Context) (time.Time, bool) {
 	}
 	if until := r.e.limiter(r.c.TelephonyConfigurationID).blockedUntil(); now.Before(until) {
 		return until, false
+	}
+	if until, held := r.hold.held(now); held {
+		return earliest(until, r.deadline()), false
 	}
 	open := r.openTimezones(now)
 	if len(open) > 0 {

@@ -112,3 +112,11 @@ SELECT count(*) FROM phone_numbers WHERE telephony_configuration_id = ? AND is_a
 -- name: NoteExecuted :execrows
 -- Marks attempt id as a call the provider placed; one row the first time.
 UPDATE call_attempts SET executed = 1 WHERE id = ? AND executed = 0;
+
+-- name: MarkAttemptUnconfirmed :execrows
+-- The place request's answer was lost (a 5xx, a timeout, a reset after
+-- sending, an unreadable 2xx): the call may be ringing. The attempt holds
+-- its slot as if in flight, without a provider call id, until a status
+-- webhook (they carry its token), a query or its deadline settles it.
+UPDATE call_attempts SET state = 'in_flight', caller_id = @caller_id, deadline_at = @deadline_at, error = @error
+WHERE id = @id AND state = 'dialing';

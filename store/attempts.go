@@ -173,6 +173,26 @@ func (db *DB) MarkPlaced(ctx context.Context, id, campaignID int64, providerCall
 	return placed, err
 }
 
+// MarkUnconfirmed records that attempt id's place request may or may not
+// have reached the provider (its answer was lost or unreadable): it stays
+// open, in flight without a provider call id, until a status, a query or
+// its deadline settles it; it is never placed again and not counted in
+// executed_count until the provider confirms the call. It reports false
+// when the attempt was no longer dialing (a status settled it already).
+func (db *DB) MarkUnconfirmed(ctx context.Context, id int64, callerID string, deadline time.Time, reason string) (bool, error) {
+	var n int64
+	err := db.inBatch(ctx, func(q *sqlcdb.Queries) error {
+		var err error
+		n, err = q.MarkAttemptUnconfirmed(ctx, sqlcdb.MarkAttemptUnconfirmedParams{CallerID: str(callerID),
+			DeadlineAt: sql.NullInt64{Int64: deadline.UnixMilli(), Valid: true}, Error: str(reason), ID: id})
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("mark unconfirmed: %w", err)
+	}
+	return n == 1, nil
+}
+
 // RequeueAttempt puts a dialing attempt back in the queue, due at due (a
 // provider rate limit, a pause before the request went out). It reports
 // false when the attempt was no longer dialing (a final status ended it).

@@ -64,7 +64,7 @@ func (s *service) prepare(ctx context.Context, sc scheme, n int) (int64, []*stor
 	var out []*store.Attempt
 	deadline := time.Now().Add(time.Hour)
 	for len(out) < n {
-		list, err := db.ClaimAttempts(ctx, c.ID, time.Now(), tzs, 1000)
+		list, err := db.ClaimAttempts(ctx, c.ID, time.Now(), time.Now().Add(time.Hour), tzs, 1000)
 		if err != nil {
 			return 0, nil, err
 		}

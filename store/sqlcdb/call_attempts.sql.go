@@ -532,6 +532,35 @@ func (q *Queries) MarkAttemptPlaced(ctx context.Context, arg MarkAttemptPlacedPa
 	return result.RowsAffected()
 }
 
+const markAttemptUnconfirmed = `-- name: MarkAttemptUnconfirmed :execrows
+UPDATE call_attempts SET state = 'in_flight', caller_id = ?1, deadline_at = ?2, error = ?3
+WHERE id = ?4 AND state = 'dialing'
+`
+
+type MarkAttemptUnconfirmedParams struct {
+	CallerID   sql.NullString
+	DeadlineAt sql.NullInt64
+	Error      sql.NullString
+	ID         int64
+}
+
+// The place request's answer was lost (a 5xx, a timeout, a reset after
+// sending, an unreadable 2xx): the call may be ringing. The attempt holds
+// its slot as if in flight, without a provider call id, until a status
+// webhook (they carry its token), a query or its deadline settles it.
+func (q *Queries) MarkAttemptUnconfirmed(ctx context.Context, arg MarkAttemptUnconfirmedParams) (int64, error) {
+	result, err := q.exec(ctx, q.markAttemptUnconfirmedStmt, markAttemptUnconfirmed,
+		arg.CallerID,
+		arg.DeadlineAt,
+		arg.Error,
+		arg.ID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const minDeadline = `-- name: MinDeadline :one
 SELECT CAST(COALESCE(MIN(deadline_at), 0) AS INTEGER) FROM call_attempts WHERE campaign_id = ? AND state IN ('dialing', 'in_flight')
 `
