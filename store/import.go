@@ -71,14 +71,18 @@ func (db *DB) beginImport(ctx context.Context, orgID int64, nc NewCampaign) (int
 		var err error
 		id, err = q.InsertCampaign(ctx, sqlcdb.InsertCampaignParams{
 			OrganizationID: orgID, Name: nc.Name, WorkflowID: nc.WorkflowID, WorkflowName: nc.WorkflowName,
-			WorkflowDefinition: string(nc.WorkflowDefinition), TelephonyConfigurationID: nc.TelephonyConfigurationID,
-			ConfigNameAtCreate: nc.TelephonyConfigurationName, SourceID: nc.SourceID, DefaultCountry: toNullString(nc.DefaultCountry),
+			TelephonyConfigurationID: nc.TelephonyConfigurationID,
+			ConfigNameAtCreate:       nc.TelephonyConfigurationName, SourceID: nc.SourceID, DefaultCountry: toNullString(nc.DefaultCountry),
 			RetryConfig: mustJSON(nc.RetryConfig), ScheduleConfig: scheduleJSON(nc.ScheduleConfig), CircuitBreaker: mustJSON(nc.CircuitBreaker),
 			MaxConcurrency: int64(nc.MaxConcurrency), RateLimitPerSecond: nc.RateLimitPerSecond,
 			ParentCampaignID: parent, CreatedAt: now, UpdatedAt: now,
 		})
 		if err != nil {
 			return fmt.Errorf("insert campaign: %w", err)
+		}
+		if err := q.InsertCampaignDefinition(ctx, sqlcdb.InsertCampaignDefinitionParams{CampaignID: id,
+			Definition: string(nc.WorkflowDefinition)}); err != nil {
+			return fmt.Errorf("insert campaign definition: %w", err)
 		}
 		return nil
 	})

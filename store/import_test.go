@@ -280,9 +280,14 @@ func TestDeleteCampaign(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := raw.Exec(`INSERT INTO campaigns (organization_id, name, workflow_id, workflow_name, workflow_definition,
+	res, err := raw.Exec(`INSERT INTO campaigns (organization_id, name, workflow_id, workflow_name,
 		telephony_configuration_id, source_id, retry_config, circuit_breaker, max_concurrency, rate_limit_per_second,
-		created_at, updated_at, visibility) VALUES (?, 'crashed import', 1, 'w', '{}', 1, 'k', '{}', '{}', 1, 1, 0, 0, 'importing')`, org); err != nil {
+		created_at, updated_at, visibility) VALUES (?, 'crashed import', 1, 'w', 1, 'k', '{}', '{}', 1, 1, 0, 0, 'importing')`, org)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashed, _ := res.LastInsertId()
+	if _, err := raw.Exec(`INSERT INTO campaign_definitions (campaign_id, definition) VALUES (?, '{}')`, crashed); err != nil {
 		t.Fatal(err)
 	}
 	if db, err = store.Open(ctx, path, sealer); err != nil {
@@ -292,7 +297,7 @@ func TestDeleteCampaign(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitCount(t, raw, 0, "SELECT count(*) FROM campaigns")
-	for _, table := range []string{"contacts", "call_attempts", "campaign_logs"} {
+	for _, table := range []string{"contacts", "call_attempts", "campaign_logs", "campaign_definitions"} {
 		if n := count(t, raw, "SELECT count(*) FROM "+table); n != 0 {
 			t.Errorf("%s rows after the purge: %d, want 0", table, n)
 		}

@@ -448,6 +448,10 @@ func TestCampaignRedialStates(t *testing.T) {
 	wantProblems(t, ce.a(http.MethodPost, campaignOp(cid, "redial"), rawBody(`[]`)), "body model_type")
 	wantProblems(t, ce.a(http.MethodPost, campaignOp(cid, "redial"), map[string]any{"retry_on_voicemail": 2, "retry_on_failed": "x"}),
 		"body.retry_on_voicemail bool_parsing", "body.retry_on_failed bool_parsing")
+	// A refused redial's hidden campaign is purged in the background.
+	for deadline := time.Now().Add(5 * time.Second); !equalJSON(ce.rowCounts(), before) && time.Now().Before(deadline); {
+		time.Sleep(2 * time.Millisecond)
+	}
 	if after := ce.rowCounts(); !equalJSON(after, before) {
 		t.Errorf("refused redials stored rows: %v, before %v", after, before)
 	}

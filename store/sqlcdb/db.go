@@ -141,6 +141,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.insertCampaignStmt, err = db.PrepareContext(ctx, insertCampaign); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertCampaign: %w", err)
 	}
+	if q.insertCampaignDefinitionStmt, err = db.PrepareContext(ctx, insertCampaignDefinition); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertCampaignDefinition: %w", err)
+	}
 	if q.insertContactStmt, err = db.PrepareContext(ctx, insertContact); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertContact: %w", err)
 	}
@@ -515,6 +518,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing insertCampaignStmt: %w", cerr)
 		}
 	}
+	if q.insertCampaignDefinitionStmt != nil {
+		if cerr := q.insertCampaignDefinitionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertCampaignDefinitionStmt: %w", cerr)
+		}
+	}
 	if q.insertContactStmt != nil {
 		if cerr := q.insertContactStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing insertContactStmt: %w", cerr)
@@ -883,6 +891,7 @@ type Queries struct {
 	hideCampaignStmt                        *sql.Stmt
 	insertAttemptStmt                       *sql.Stmt
 	insertCampaignStmt                      *sql.Stmt
+	insertCampaignDefinitionStmt            *sql.Stmt
 	insertContactStmt                       *sql.Stmt
 	insertLogStmt                           *sql.Stmt
 	insertPhoneNumberStmt                   *sql.Stmt
@@ -986,6 +995,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		hideCampaignStmt:                        q.hideCampaignStmt,
 		insertAttemptStmt:                       q.insertAttemptStmt,
 		insertCampaignStmt:                      q.insertCampaignStmt,
+		insertCampaignDefinitionStmt:            q.insertCampaignDefinitionStmt,
 		insertContactStmt:                       q.insertContactStmt,
 		insertLogStmt:                           q.insertLogStmt,
 		insertPhoneNumberStmt:                   q.insertPhoneNumberStmt,

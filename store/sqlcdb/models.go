@@ -50,7 +50,6 @@ type Campaign struct {
 	Name                     string
 	WorkflowID               int64
 	WorkflowName             string
-	WorkflowDefinition       string
 	TelephonyConfigurationID int64
 	ConfigNameAtCreate       string
 	State                    string
@@ -81,6 +80,11 @@ type Campaign struct {
 	Timezones                string
 	LastRow                  int64
 	QueuedThroughRow         int64
+}
+
+type CampaignDefinition struct {
+	CampaignID int64
+	Definition string
 }
 
 type CampaignLog struct {
