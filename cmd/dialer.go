@@ -27,9 +27,11 @@ var providerURLEnv = map[string]string{
 func buildDialer(f *pflag.FlagSet, db *store.DB, sealer *store.Sealer, public *url.URL, log *slog.Logger) *dialer.Engine {
 	agentURL, _ := f.GetString("agent-url")
 	maxCall, _ := f.GetInt64("max-call-seconds")
+	carriers := carrierOptions()
+	carriers.Logger = log // the ARI events websocket's failures
 	return dialer.New(dialer.Config{
 		DB: db, Log: log, PublicURL: public.String(), TokenKey: sealer.Derive("webhook-token"),
-		AgentURL: agentURL, MaxCallSeconds: int(maxCall), Carriers: carrierOptions(),
+		AgentURL: agentURL, MaxCallSeconds: int(maxCall), Carriers: carriers,
 	})
 }
 

@@ -67,6 +67,7 @@ type ari struct {
 	wsHTTP       *http.Client // the events websocket's handshake client
 	now          func() time.Time
 	timing       ariTiming
+	log          *slog.Logger
 
 	mu     sync.Mutex
 	calls  map[string]*ariCall      // calls followed, by their channel id
@@ -77,7 +78,7 @@ type ari struct {
 	// The events websocket's state: connected, last attempt refused for
 	// the credentials, results so far; evChanged is closed (and replaced)
 	// on every result. kick asks a reconnect waiting out its backoff to
-	// try now.
+	// try now (granted at most once per timing.kickEvery).
 	evConnected, evRefused bool
 	evResults              int
 	evChanged              chan struct{}
@@ -118,6 +119,7 @@ func newARI(creds map[string]any, opts Options) (Carrier, error) {
 		wsHTTP:       opts.HTTPClient,
 		now:          opts.now,
 		timing:       ariDefaultTiming(),
+		log:          opts.logger(),
 		calls:        map[string]*ariCall{},
 		done:         map[string]time.Time{},
 		timers:       map[*time.Timer]struct{}{},

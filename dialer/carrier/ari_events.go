@@ -2,15 +2,16 @@ package carrier
 
 // The ARI events websocket: one connection per configuration
 // (GET /ari/events?app=<app_name>&subscribeAll=false, Basic auth), kept
-// open with pings, reconnected with exponential backoff and jitter, and
-// followed after every (re)connect by a look at every call in flight
-// (GET /ari/channels/{id}), since events sent while we were away are lost.
+// open with pings, reconnected with capped exponential backoff and full
+// jitter (ari_reconnect.go), and followed after every (re)connect by a look
+// at every call in flight (GET /ari/channels/{id}), since events sent while
+// we were away are lost.
 
 import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"math/rand/v2"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -19,54 +20,6 @@ import (
 
 	"github.com/coder/websocket"
 )
-
-// ariTiming are the event stream's delays; tests shorten them.
-type ariTiming struct {
-	// backoff is the wait before reconnect attempt n (0 for the first
-	// retry after a failure).
-	backoff func(n int) time.Duration
-	// farGrace is how long a call behind Local/ whose outcome is not
-	// decided yet waits for its far half's destroy after ours; it is also
-	// how long a channel found gone by the reconciliation waits for events
-	// still on their way before it ends as gone.
-	farGrace time.Duration
-	// ping is the interval of the websocket pings that detect a dead
-	// connection; dialTimeout bounds a handshake.
-	ping        time.Duration
-	dialTimeout time.Duration
-	// eventsWait is how long a call waits for the events websocket before
-	// it is put off by eventsRetry (see awaitEvents); 0: no wait.
-	eventsWait  time.Duration
-	eventsRetry time.Duration
-}
-
-// ariDefaultTiming: reconnects after 250 ms doubling up to 30 s (with
-// jitter), a 1 s far-half grace, a ping every 30 s, 15 s handshakes, and
-// calls waiting up to 5 s for the websocket before they are put off 2 s.
-func ariDefaultTiming() ariTiming {
-	return ariTiming{
-		backoff:     ariBackoff(250*time.Millisecond, 30*time.Second, rand.Float64),
-		farGrace:    time.Second,
-		ping:        30 * time.Second,
-		dialTimeout: 15 * time.Second,
-		eventsWait:  5 * time.Second,
-		eventsRetry: 2 * time.Second,
-	}
-}
-
-// ariBackoff returns exponential backoff delays from first, doubling up to
-// limit, each drawn uniformly from its upper half (jitter) with random (a
-// float in [0, 1)).
-func ariBackoff(first, limit time.Duration, random func() float64) func(int) time.Duration {
-	return func(n int) time.Duration {
-		d := first
-		for i := 0; i < n && d < limit; i++ {
-			d *= 2
-		}
-		d = min(d, limit)
-		return d/2 + time.Duration(random()*float64(d/2))
-	}
-}
 
 // ariEvent is the part of ARI's events we read (rest-api/api-docs/events.json).
 type ariEvent struct {
@@ -88,6 +41,14 @@ type ariEvent struct {
 // follows to sink (see ari_calls.go). It returns once ctx ended and the
 // work it started (answers, hang-ups) is over. One Events per carrier at a
 // time.
+//
+// Reconnects: a connection that stayed up timing.stable is reopened at
+// once; after a failed attempt (a refused or failed handshake, or a
+// connection closed sooner) the next waits timing.backoff(n), n counting
+// the failures since the last stable connection, whatever the calls
+// waiting for the websocket do: they may cut one wait short per
+// timing.kickEvery (see awaitEvents). Failures are logged at warning level,
+// rate-limited (see ariEventsLog).
 func (a *ari) Events(ctx context.Context, sink EventSink) {
 	a.mu.Lock()
 	a.sink, a.sinkC = sink, ctx
@@ -105,30 +66,53 @@ func (a *ari) Events(ctx context.Context, sink EventSink) {
 		a.work.Wait()
 	}()
 	defer a.setEventsState(false, false)
-	failures := 0
+	var (
+		failures int       // failed attempts since the last stable connection
+		kicked   time.Time // when a waiting call last cut a wait short
+		logs     = ariEventsLog{a: a}
+	)
 	for ctx.Err() == nil {
+		start := a.now()
 		conn, status, err := a.dial(ctx)
-		if err != nil {
-			a.setEventsState(false, status == http.StatusUnauthorized || status == http.StatusForbidden)
-			t := time.NewTimer(a.timing.backoff(failures))
-			failures++
-			select {
-			case <-ctx.Done():
-			case <-t.C:
-			case <-a.kick: // a call waits for the websocket: try now
+		if err == nil {
+			a.setEventsState(true, false)
+			logs.connected(failures)
+			a.work.Add(1)
+			go func() {
+				defer a.work.Done()
+				a.reconcile(ctx)
+			}()
+			a.read(ctx, conn)
+			a.setEventsState(false, false)
+			up := a.now().Sub(start)
+			if ctx.Err() != nil || up >= a.timing.stable {
+				failures = 0
+				continue
 			}
-			t.Stop()
-			continue
+			err, status = fmt.Errorf("connection closed after %s", up.Round(time.Millisecond)), 0
+		} else {
+			a.setEventsState(false, status == http.StatusUnauthorized || status == http.StatusForbidden)
+			if ctx.Err() != nil {
+				break
+			}
 		}
-		failures = 0
-		a.setEventsState(true, false)
-		a.work.Add(1)
-		go func() {
-			defer a.work.Done()
-			a.reconcile(ctx)
-		}()
-		a.read(ctx, conn)
-		a.setEventsState(false, false)
+		// Kicks made before this result are answered by it: a call still
+		// waiting kicks again (see awaitEvents).
+		select {
+		case <-a.kick:
+		default:
+		}
+		d := a.timing.backoff(failures)
+		failures++
+		now := a.now()
+		logs.failed(now, err, status, now.Add(d))
+		var kick <-chan struct{}
+		if kicked.IsZero() || now.Sub(kicked) >= a.timing.kickEvery {
+			kick = a.kick
+		}
+		if a.timing.sleep(ctx, d, kick) {
+			kicked = a.now()
+		}
 	}
 }
 
@@ -154,7 +138,8 @@ func errARINoEvents(retry time.Duration) error {
 
 // awaitEvents waits up to timing.eventsWait for the events websocket before
 // a call is placed. When it is down it asks for a connection attempt now
-// (skipping what is left of the backoff) and waits for its result: nil
+// (skipping what is left of the backoff, which Events grants at most once
+// per timing.kickEvery) and waits for the next attempt's result: nil
 // once connected, or when the attempt was refused for the credentials (the
 // originate then fails AuthFailed, which pauses the campaign); a
 // RateLimited *Error when the wait (or ctx) ends first: the call is

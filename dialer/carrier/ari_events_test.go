@@ -90,7 +90,7 @@ func (s *ariTestSink) raws(id int64) []string {
 
 // ariTestTiming is fast timing for tests.
 func ariTestTiming() ariTiming {
-	return ariTiming{backoff: func(int) time.Duration { return 5 * time.Millisecond },
+	return ariTiming{backoff: func(int) time.Duration { return 5 * time.Millisecond }, sleep: ariSleep, logEvery: time.Minute,
 		farGrace: 100 * time.Millisecond, ping: time.Second, dialTimeout: time.Second,
 		eventsWait: time.Second, eventsRetry: 50 * time.Millisecond}
 }

@@ -317,17 +317,19 @@ func TestARIOutcomeTable(t *testing.T) {
 	}
 }
 
+// TestARIBackoff: full jitter, waits drawn from [0, min(30 s, 250 ms·2^n)).
 func TestARIBackoff(t *testing.T) {
 	low := ariBackoff(250*time.Millisecond, 30*time.Second, func() float64 { return 0 })
+	mid := ariBackoff(250*time.Millisecond, 30*time.Second, func() float64 { return 0.5 })
 	high := ariBackoff(250*time.Millisecond, 30*time.Second, func() float64 { return 0.999999 })
 	for n, want := range []time.Duration{250, 500, 1000, 2000, 4000, 8000, 16000, 30000, 30000} {
 		want *= time.Millisecond
-		if lo, hi := low(n), high(n); lo != want/2 || hi > want || hi < want*99/100 {
-			t.Fatalf("backoff(%d) in [%v, %v], want [%v, %v]", n, lo, hi, want/2, want)
+		if lo, m, hi := low(n), mid(n), high(n); lo != 0 || m != want/2 || hi >= want || hi < want*99/100 {
+			t.Fatalf("backoff(%d) = %v, %v, %v, want 0, %v, just under %v", n, lo, m, hi, want/2, want)
 		}
 	}
-	if d := low(1000); d != 15*time.Second {
-		t.Fatalf("backoff(1000) = %v", d)
+	if d := mid(1000); d != 15*time.Second {
+		t.Fatalf("backoff(1000) = %v, want 15s", d)
 	}
 }
 

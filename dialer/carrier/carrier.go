@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -241,8 +242,13 @@ type Options struct {
 	// HTTPClient sends provider requests; nil means a client with a 15 s
 	// timeout.
 	HTTPClient *http.Client
-	// Now is the clock (webhook timestamp tolerance, JWT claims).
+	// Now is the clock (webhook timestamp tolerance, JWT claims, the ARI
+	// events websocket's reconnects).
 	Now func() time.Time
+	// Logger receives what carriers report outside any request: the ARI
+	// events websocket's failed connections (rate-limited) and its
+	// reconnections. nil means slog.Default().
+	Logger *slog.Logger
 }
 
 func (o Options) baseURL(provider, def string) string {
@@ -257,6 +263,13 @@ func (o Options) client() *http.Client {
 		return o.HTTPClient
 	}
 	return defaultClient
+}
+
+func (o Options) logger() *slog.Logger {
+	if o.Logger != nil {
+		return o.Logger
+	}
+	return slog.Default()
 }
 
 func (o Options) now() time.Time {
