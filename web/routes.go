@@ -34,7 +34,7 @@ func (s *Server) registerRoutes() {
 	s.authed(http.MethodDelete, "/api/v1/workflow/:workflow_id", s.deleteWorkflow)
 	s.authed(http.MethodPost, "/api/v1/workflow/:workflow_id/validate", s.validateWorkflow)
 
-	s.authed(http.MethodPost, "/api/v1/campaign", s.createCampaign)
+	s.authed(http.MethodPost, "/api/v1/campaign", s.needsDiskRoom(s.createCampaign))
 	s.authed(http.MethodGet, "/api/v1/campaign", s.listCampaigns)
 	s.authed(http.MethodGet, "/api/v1/campaign/:campaign_id", s.getCampaign)
 	s.authed(http.MethodPatch, "/api/v1/campaign/:campaign_id", s.patchCampaign)

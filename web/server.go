@@ -43,6 +43,9 @@ type Config struct {
 	// Carriers are the provider options (API base URLs) auto-created
 	// provider applications are made with.
 	Carriers carrier.Options
+	// Limits are the body deadlines, disk reserve and upload quota
+	// (limits.go); the zero value enforces none.
+	Limits Limits
 }
 
 // Server serves the Outdial API. Build it with New; it is an http.Handler.
@@ -55,6 +58,8 @@ type Server struct {
 	dialer    *dialer.Engine
 	publicURL string
 	carriers  carrier.Options
+	limits    Limits
+	quota     *uploadQuota
 	log       *slog.Logger
 	version   string
 	router    *httprouter.Router
@@ -72,7 +77,8 @@ type Route struct {
 func New(cfg Config) *Server {
 	s := &Server{db: cfg.DB, log: cfg.Log, version: cfg.Version, uploads: cfg.Uploads,
 		maxUpload: cfg.MaxUploadBytes, objects: cfg.Objects, objPrefix: cfg.ObjectsPrefix,
-		dialer: cfg.Dialer, publicURL: strings.TrimRight(cfg.PublicURL, "/"), carriers: cfg.Carriers}
+		dialer: cfg.Dialer, publicURL: strings.TrimRight(cfg.PublicURL, "/"), carriers: cfg.Carriers,
+		limits: cfg.Limits, quota: newUploadQuota(cfg.Limits)}
 	if s.maxUpload <= 0 {
 		s.maxUpload = DefaultMaxUploadBytes
 	}
@@ -100,8 +106,9 @@ func New(cfg Config) *Server {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.objects != nil && s.objPrefix != "" &&
-		(strings.HasPrefix(r.URL.Path, s.objPrefix) || r.URL.Path == strings.TrimSuffix(s.objPrefix, "/")) {
+	r, done := s.guardBody(w, r)
+	defer done()
+	if s.isObjectPath(r.URL.Path) {
 		s.objects.ServeHTTP(w, r)
 		return
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/julienschmidt/httprouter"
+
+	"github.com/outdial/outdial/store/objstore"
 )
 
 // Uploader makes presigned upload URLs and reads uploaded files back;
@@ -19,6 +21,8 @@ type Uploader interface {
 	PresignPut(ctx context.Context, key, contentType string, maxSize int64, expires time.Duration) (string, error)
 	// Open streams the object at key; a missing one wraps objstore.ErrNotFound.
 	Open(ctx context.Context, key string) (io.ReadCloser, error)
+	// List describes the objects under prefix (the upload quota).
+	List(ctx context.Context, prefix string) ([]objstore.ObjectInfo, error)
 }
 
 // uploadExpiry is how long a presigned upload URL stays valid.
@@ -72,7 +76,13 @@ func (s *Server) presignUpload(w http.ResponseWriter, r *http.Request, _ httprou
 	if s.uploads == nil {
 		return errStatus(http.StatusServiceUnavailable, "no object store is configured")
 	}
+	if err := s.checkDisk(r.Context(), size); err != nil {
+		return err
+	}
 	key := UploadKeyPrefix(org) + uuid.NewString() + "_" + safeFileName(name)
+	if err := s.quota.admit(r.Context(), s.uploads, org, key, size); err != nil {
+		return err
+	}
 	url, err := s.uploads.PresignPut(r.Context(), key, "text/csv", size, uploadExpiry)
 	if err != nil {
 		return fmt.Errorf("presign upload: %w", err)

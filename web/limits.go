@@ -1,0 +1,180 @@
+package web
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/outdial/outdial/store/diskspace"
+)
+
+// Limits are the resource limits of docs/api.md section 8.1 that the
+// handler enforces; ConnLimits (conns.go) are the listener's. The zero
+// value enforces none of them (tests of other resources).
+type Limits struct {
+	// BodyTimeout is how long after its headers an API or webhook request
+	// body may take to arrive in full; 0 means no deadline. Presigned
+	// uploads to the bundled object store have none: they are held to the
+	// minimum rate only, however long they are.
+	BodyTimeout time.Duration
+	// BodyMinRate (bytes per second) and BodyRateWindow: every request body,
+	// uploads included, must bring BodyMinRate×BodyRateWindow bytes (or
+	// the rest of the body when less remains) within BodyRateWindow of the
+	// request's headers, and again within BodyRateWindow of each time it
+	// did, so a stall or a trickle is cut at most one window after the
+	// body last kept up. Zero for either disables the rate.
+	BodyMinRate    int64
+	BodyRateWindow time.Duration
+
+	// DiskReserve, when set, refuses presigned uploads whose file_size
+	// would leave less than the reserve free, and campaign creates while
+	// free space is below it: 507 with the figures in detail.
+	DiskReserve *diskspace.Reserve
+
+	// UploadQuotaBytes and UploadQuotaFiles bound an organization's
+	// uploads: those stored plus those presigned and not yet uploaded
+	// (until their URL expires). A presign that would pass either answers
+	// 413. Zero disables each.
+	UploadQuotaBytes int64
+	UploadQuotaFiles int
+	// UploadRetention is the age at which an unused upload is deleted
+	// (the sweep runs in cmd, store.SweepUploads); only the 413's detail
+	// uses it here.
+	UploadRetention time.Duration
+
+	// Now is the clock of presign reservations; nil means time.Now.
+	Now func() time.Time
+}
+
+// bodyDeadlines reports whether any body deadline is configured.
+func (l *Limits) bodyDeadlines() bool {
+	return l.BodyTimeout > 0 || l.rate()
+}
+
+func (l *Limits) rate() bool { return l.BodyMinRate > 0 && l.BodyRateWindow > 0 }
+
+// guardBody holds r's body, if it has one, to the body deadlines. It
+// returns the request to serve (a shallow copy whose Body extends the
+// connection's read deadline as data arrives) and the function to call
+// once the handler has returned.
+//
+// The deadlines are per request (http.ResponseController.SetReadDeadline),
+// not http.Server.ReadTimeout, and are cleared once the body has been read
+// to its end: a long answer (a report, an event stream) or a long handler
+// after the body (a campaign import) is never cut. A request without a
+// body gets no deadline at all.
+//
+// When the handler returns without having read the body to its end (an
+// early 401, 404, 413, a health check sent with a Content-Length), the
+// read deadline is moved to the past: net/http then keeps the connection
+// only if the rest of the body is already buffered, and otherwise answers
+// and closes it at once instead of waiting for a body that may never come.
+func (s *Server) guardBody(w http.ResponseWriter, r *http.Request) (*http.Request, func()) {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 || !s.limits.bodyDeadlines() {
+		return r, func() {}
+	}
+	g := &guardedBody{
+		rc:    http.NewResponseController(w),
+		body:  r.Body,
+		conn:  connFromContext(r.Context()),
+		start: time.Now(),
+	}
+	if s.limits.BodyTimeout > 0 && !s.isObjectPath(r.URL.Path) {
+		g.hard = g.start.Add(s.limits.BodyTimeout)
+	}
+	if s.limits.rate() {
+		g.window = s.limits.BodyRateWindow
+		g.quantum = max(s.limits.BodyMinRate*int64(g.window)/int64(time.Second), 1)
+		if g.conn != nil {
+			g.progressQuantum = max(s.limits.BodyMinRate*int64(g.conn.t.stallAfter)/int64(time.Second), 1)
+		}
+	}
+	if err := g.rc.SetReadDeadline(g.next(g.start)); err != nil {
+		// No connection under this writer (a handler test's recorder).
+		return r, func() {}
+	}
+	r2 := r.WithContext(r.Context())
+	r2.Body = g
+	return r2, g.done
+}
+
+// isObjectPath reports whether path is served by the bundled object store.
+func (s *Server) isObjectPath(path string) bool {
+	return s.objects != nil && s.objPrefix != "" &&
+		(strings.HasPrefix(path, s.objPrefix) || path == strings.TrimSuffix(s.objPrefix, "/"))
+}
+
+// aLongTimeAgo is a read deadline in the past: reads fail at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// guardedBody is a request body read under moving deadlines; see
+// Server.guardBody. Only the handler's goroutine reads it.
+type guardedBody struct {
+	rc    *http.ResponseController
+	body  io.ReadCloser
+	conn  *trackedConn // nil without a ConnTracker
+	start time.Time
+
+	hard    time.Time     // the body must be complete by then (zero: no limit)
+	window  time.Duration // 0: no minimum rate
+	quantum int64         // bytes that buy another window
+	got     int64         // bytes since the window began
+
+	progressQuantum int64 // bytes that count as progress for the tracker
+	progress        int64 // bytes since the last progress mark
+
+	eof bool
+}
+
+// next returns the read deadline for a window beginning at t.
+func (g *guardedBody) next(t time.Time) time.Time {
+	var d time.Time
+	if g.window > 0 {
+		d = t.Add(g.window)
+	}
+	if !g.hard.IsZero() && (d.IsZero() || g.hard.Before(d)) {
+		d = g.hard
+	}
+	return d
+}
+
+func (g *guardedBody) Read(p []byte) (int, error) {
+	if g.conn != nil {
+		g.conn.inBody.Add(1)
+	}
+	n, err := g.body.Read(p)
+	if g.conn != nil {
+		g.conn.inBody.Add(-1)
+	}
+	if n > 0 {
+		g.got += int64(n)
+		g.progress += int64(n)
+		if g.conn != nil && g.progress >= g.progressQuantum {
+			g.progress = 0
+			g.conn.touch()
+		}
+		if g.window > 0 && g.got >= g.quantum {
+			g.got = 0
+			_ = g.rc.SetReadDeadline(g.next(time.Now()))
+		}
+	}
+	if errors.Is(err, io.EOF) && !g.eof {
+		// The body is in: nothing more is read for this request but the
+		// server's own check that the client is still there, which must
+		// not time out during a long handler or answer.
+		g.eof = true
+		_ = g.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+func (g *guardedBody) Close() error { return g.body.Close() }
+
+// done is called when the handler has returned; see Server.guardBody.
+func (g *guardedBody) done() {
+	if !g.eof {
+		_ = g.rc.SetReadDeadline(aLongTimeAgo)
+	}
+}
