@@ -41,6 +41,7 @@ func newServe() *cobra.Command {
 	f.Int64("max-upload-bytes", 256<<20, "largest contacts file accepted, in bytes")
 	f.Int64("max-call-seconds", 3600, "longest call before an attempt is reconciled")
 	f.String("agent-url", "", "websocket URL of the voice-agent runtime answered calls connect to")
+	addWorkflowLimitFlags(f)
 	f.String("log-level", "info", "log level: debug, info, warn, error")
 	// Hidden: a CPU profile of the whole run, written when serve returns
 	// (bench/dialbench uses it).
@@ -106,6 +107,9 @@ func runServe(c *cobra.Command, _ []string) error {
 	}
 	defer db.Close()
 	db.SetLogger(log)
+	if err := applyWorkflowLimits(f, db); err != nil {
+		return err
+	}
 	// Deletions and imports a previous process left unfinished (hidden
 	// campaigns) are purged in the background; only serve imports, so
 	// nothing hidden is in progress now.

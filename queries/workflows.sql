@@ -17,3 +17,6 @@ WHERE id = ? AND organization_id = ? RETURNING *;
 
 -- name: DeleteWorkflow :execrows
 DELETE FROM workflows WHERE id = ? AND organization_id = ?;
+
+-- name: CountWorkflows :one
+SELECT count(*) FROM workflows WHERE organization_id = ?;

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/outdial/outdial/queries"
@@ -25,14 +26,17 @@ import (
 
 // DB is an open Outdial database. Writes go through a single connection
 // (SQLite allows one writer; queueing in Go is cheaper than SQLITE_BUSY), reads
-// through a pool of read-only connections. All methods are safe for concurrent
-// use.
+// through a pool of read-only connections, and Ping through a read-only
+// connection of its own. All methods are safe for concurrent use.
 type DB struct {
 	write  *sql.DB
 	read   *sql.DB
+	health *sql.DB // one read-only connection for Ping alone (health.go)
 	wq     *sqlcdb.Queries
 	rq     *sqlcdb.Queries
 	sealer *Sealer
+
+	workflowLimits atomic.Pointer[WorkflowLimits] // nil: DefaultWorkflowLimits
 
 	b *batcher // group commit of the dialer's small writes (batch.go)
 	p *purger  // deletes hidden campaigns in chunks (purge.go)
@@ -68,17 +72,25 @@ func Open(ctx context.Context, path string, sealer *Sealer) (*DB, error) {
 	// Prepared statements: parsing SQL is a large share of a small query's
 	// cost in pure-Go SQLite. database/sql re-prepares them per connection
 	// lazily and transactions rebind them with Tx.StmtContext.
+	health, err := openHealth(path)
+	if err != nil {
+		read.Close()
+		write.Close()
+		return nil, err
+	}
 	wq, err := sqlcdb.Prepare(ctx, write)
 	if err == nil {
 		var rq *sqlcdb.Queries
 		if rq, err = sqlcdb.Prepare(ctx, read); err == nil {
 			db := &DB{write: write, read: read, wq: wq, rq: rq, sealer: sealer, Now: time.Now}
+			db.health = health
 			db.startBatcher()
 			db.startPurger()
 			return db, nil
 		}
 		wq.Close()
 	}
+	health.Close()
 	read.Close()
 	write.Close()
 	return nil, fmt.Errorf("prepare queries: %w", err)
@@ -117,20 +129,12 @@ func (db *DB) Close() error {
 	db.rq.Close() //nolint:errcheck // the pools' Close reports what matters
 	db.wq.Close() //nolint:errcheck
 	rerr := db.read.Close()
+	db.health.Close() //nolint:errcheck // read-only, nothing to flush
 	if err := db.write.Close(); err != nil {
 		return fmt.Errorf("close database: %w", err)
 	}
 	if rerr != nil {
 		return fmt.Errorf("close database: %w", rerr)
-	}
-	return nil
-}
-
-// Ping checks that the database answers a read.
-func (db *DB) Ping(ctx context.Context) error {
-	var one int
-	if err := db.read.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
-		return fmt.Errorf("ping database: %w", err)
 	}
 	return nil
 }

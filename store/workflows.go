@@ -29,8 +29,12 @@ func workflowNameConflict(name string) error {
 }
 
 // CreateWorkflow stores a new workflow; a name already used in the
-// organization is ECONFLICT.
+// organization is ECONFLICT, and so is a create beyond WorkflowLimits
+// MaxCount; a definition over MaxDefinitionBytes is EINVALID.
 func (db *DB) CreateWorkflow(ctx context.Context, orgID int64, name string, definition []byte) (*Workflow, error) {
+	if err := db.checkDefinitionSize(definition); err != nil {
+		return nil, err
+	}
 	var out *Workflow
 	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
 		taken, err := q.WorkflowNameTaken(ctx, sqlcdb.WorkflowNameTakenParams{OrganizationID: orgID, Name: name, ID: 0})
@@ -39,6 +43,15 @@ func (db *DB) CreateWorkflow(ctx context.Context, orgID int64, name string, defi
 		}
 		if taken > 0 {
 			return workflowNameConflict(name)
+		}
+		// Counted in the writer's transaction: concurrent creates cannot
+		// both take the last place.
+		n, err := q.CountWorkflows(ctx, orgID)
+		if err != nil {
+			return fmt.Errorf("count workflows: %w", err)
+		}
+		if max := int64(db.WorkflowLimits().MaxCount); n >= max {
+			return Errorf(ECONFLICT, "this organization has %d workflows and the limit is %d; delete one to create another", n, max)
 		}
 		now := db.nowMS()
 		r, err := q.InsertWorkflow(ctx, sqlcdb.InsertWorkflowParams{OrganizationID: orgID, Name: name,
@@ -80,8 +93,14 @@ func (db *DB) ListWorkflows(ctx context.Context, orgID int64) ([]Workflow, error
 
 // UpdateWorkflow changes the name (when name is not nil) and the definition
 // (when definition is not nil) of workflow id. A name used by another
-// workflow of the organization is ECONFLICT.
+// workflow of the organization is ECONFLICT; a definition over
+// WorkflowLimits MaxDefinitionBytes is EINVALID.
 func (db *DB) UpdateWorkflow(ctx context.Context, orgID, id int64, name *string, definition []byte) (*Workflow, error) {
+	if definition != nil {
+		if err := db.checkDefinitionSize(definition); err != nil {
+			return nil, err
+		}
+	}
 	var out *Workflow
 	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
 		cur, err := q.GetWorkflow(ctx, sqlcdb.GetWorkflowParams{ID: id, OrganizationID: orgID})

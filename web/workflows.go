@@ -33,9 +33,11 @@ func writeWorkflow(w http.ResponseWriter, wf *store.Workflow) {
 	w.Write(b.Bytes()) //nolint:errcheck // client gone
 }
 
-// definitionField reads workflow_definition: it must be a JSON object; its
-// bytes are kept exactly as sent.
-func definitionField(f fields, raw map[string]json.RawMessage, required bool) (json.RawMessage, bool) {
+// definitionField reads workflow_definition: it must be a JSON object of
+// at most maxBytes bytes (as stored: the text sent, without surrounding
+// white space; else 422 definition_too_large, the definition not echoed);
+// its bytes are kept exactly as sent.
+func definitionField(f fields, raw map[string]json.RawMessage, required bool, maxBytes int) (json.RawMessage, bool) {
 	v, has := f.get("workflow_definition")
 	if !has {
 		if required {
@@ -47,7 +49,14 @@ func definitionField(f fields, raw map[string]json.RawMessage, required bool) (j
 		f.p.Add(at(f.loc, "workflow_definition"), "dict_type", "Input should be a valid dictionary", v, nil)
 		return nil, false
 	}
-	return bytes.TrimSpace(raw["workflow_definition"]), true
+	def := bytes.TrimSpace(raw["workflow_definition"])
+	if len(def) > maxBytes {
+		f.p.Add(at(f.loc, "workflow_definition"), "definition_too_large",
+			fmt.Sprintf("Value error, the workflow definition is %d bytes; at most %d are allowed", len(def), maxBytes),
+			nil, map[string]any{"max_bytes": maxBytes, "actual_bytes": len(def)})
+		return nil, false
+	}
+	return def, true
 }
 
 func (s *Server) createWorkflow(w http.ResponseWriter, r *http.Request, _ httprouter.Params, org int64) error {
@@ -58,7 +67,7 @@ func (s *Server) createWorkflow(w http.ResponseWriter, r *http.Request, _ httpro
 	var p Problems
 	f := fields{obj: body, loc: []any{"body"}, p: &p}
 	name, _, _ := f.Name("name", true, false, 1, 255)
-	def, _ := definitionField(f, raw, true)
+	def, _ := definitionField(f, raw, true, s.db.WorkflowLimits().MaxDefinitionBytes)
 	if err := p.Err(); err != nil {
 		return err
 	}
@@ -112,7 +121,7 @@ func (s *Server) updateWorkflow(w http.ResponseWriter, r *http.Request, ps httpr
 	}
 	var def json.RawMessage
 	if v, sent := body["workflow_definition"]; sent && v != nil {
-		def, _ = definitionField(f, raw, false)
+		def, _ = definitionField(f, raw, false, s.db.WorkflowLimits().MaxDefinitionBytes)
 	}
 	if err := joinProblems(idErr, p.Err()); err != nil {
 		return err

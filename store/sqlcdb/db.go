@@ -66,6 +66,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.countUnfinishedCampaignsForWorkflowStmt, err = db.PrepareContext(ctx, countUnfinishedCampaignsForWorkflow); err != nil {
 		return nil, fmt.Errorf("error preparing query CountUnfinishedCampaignsForWorkflow: %w", err)
 	}
+	if q.countWorkflowsStmt, err = db.PrepareContext(ctx, countWorkflows); err != nil {
+		return nil, fmt.Errorf("error preparing query CountWorkflows: %w", err)
+	}
 	if q.createAPIKeyStmt, err = db.PrepareContext(ctx, createAPIKey); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateAPIKey: %w", err)
 	}
@@ -391,6 +394,11 @@ func (q *Queries) Close() error {
 	if q.countUnfinishedCampaignsForWorkflowStmt != nil {
 		if cerr := q.countUnfinishedCampaignsForWorkflowStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing countUnfinishedCampaignsForWorkflowStmt: %w", cerr)
+		}
+	}
+	if q.countWorkflowsStmt != nil {
+		if cerr := q.countWorkflowsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing countWorkflowsStmt: %w", cerr)
 		}
 	}
 	if q.createAPIKeyStmt != nil {
@@ -866,6 +874,7 @@ type Queries struct {
 	countActiveCallerIDsStmt                *sql.Stmt
 	countUnfinishedCampaignsForConfigStmt   *sql.Stmt
 	countUnfinishedCampaignsForWorkflowStmt *sql.Stmt
+	countWorkflowsStmt                      *sql.Stmt
 	createAPIKeyStmt                        *sql.Stmt
 	createOrganizationStmt                  *sql.Stmt
 	deleteHiddenCampaignStmt                *sql.Stmt
@@ -970,6 +979,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		countActiveCallerIDsStmt:                q.countActiveCallerIDsStmt,
 		countUnfinishedCampaignsForConfigStmt:   q.countUnfinishedCampaignsForConfigStmt,
 		countUnfinishedCampaignsForWorkflowStmt: q.countUnfinishedCampaignsForWorkflowStmt,
+		countWorkflowsStmt:                      q.countWorkflowsStmt,
 		createAPIKeyStmt:                        q.createAPIKeyStmt,
 		createOrganizationStmt:                  q.createOrganizationStmt,
 		deleteHiddenCampaignStmt:                q.deleteHiddenCampaignStmt,

@@ -9,6 +9,17 @@ import (
 	"context"
 )
 
+const countWorkflows = `-- name: CountWorkflows :one
+SELECT count(*) FROM workflows WHERE organization_id = ?
+`
+
+func (q *Queries) CountWorkflows(ctx context.Context, organizationID int64) (int64, error) {
+	row := q.queryRow(ctx, q.countWorkflowsStmt, countWorkflows, organizationID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const deleteWorkflow = `-- name: DeleteWorkflow :execrows
 DELETE FROM workflows WHERE id = ? AND organization_id = ?
 `
