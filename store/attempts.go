@@ -66,7 +66,8 @@ func str(s string) sql.NullString { return sql.NullString{String: s, Valid: s !=
 // ClaimAttempts moves up to max due, queued attempts of the campaign whose
 // timezone is in timezones to dialing, in dialing order (due retries first,
 // oldest due first, then first attempts in CSV order), and returns them. The
-// claim is durable before any provider request is made, and atomic with
+// claim is durable (synced to disk, see inDurableBatch) before any provider
+// request is made, and atomic with
 // reading the claimed rows back: on an error (ctx ending while the rows are
 // read) nothing is claimed, so no attempt is left dialing that nobody
 // dispatches. Each claimed attempt gets deadline: if it has no final status by
@@ -75,7 +76,7 @@ func str(s string) sql.NullString { return sql.NullString{String: s, Valid: s !=
 func (db *DB) ClaimAttempts(ctx context.Context, campaignID int64, now, deadline time.Time, timezones []string, max int) ([]*Attempt, error) {
 	tz, _ := json.Marshal(timezones)
 	var rows []sqlcdb.CallAttempt
-	err := db.inBatch(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inDurableBatch(ctx, func(q *sqlcdb.Queries) error {
 		var err error
 		rows, err = claimWithQueueing(ctx, q, campaignID, max, func(n int) ([]sqlcdb.CallAttempt, error) {
 			return q.ClaimAttempts(ctx, sqlcdb.ClaimAttemptsParams{

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -31,6 +33,9 @@ type batchOp struct {
 	ctx  context.Context
 	fn   func(q *sqlcdb.Queries) error
 	done chan error
+	// durable: the commit must be on disk before the caller goes on
+	// (a claim, before its provider request): see runBatch.
+	durable bool
 }
 
 type batcher struct {
@@ -97,13 +102,49 @@ func (db *DB) stopBatcher() {
 
 func (db *DB) runBatch(batch []batchOp) {
 	live := batch[:0:0]
+	durable := false
 	for _, op := range batch {
 		if err := op.ctx.Err(); err != nil {
 			op.done <- err
 			continue
 		}
 		live = append(live, op)
+		durable = durable || op.durable
 	}
+	if !durable {
+		db.commitBatch(live)
+		return
+	}
+	// WAL with synchronous=NORMAL syncs the log only at checkpoints: a
+	// committed claim could be lost to a power cut after its call was
+	// requested, and the contact dialled again. A batch holding a claim
+	// commits with synchronous=FULL (the WAL is synced by its commit: one
+	// fsync per batch, not per claim); the writer is NORMAL again before
+	// any caller goes on. Only this goroutine switches it.
+	if err := db.syncMode("FULL"); err != nil {
+		for _, op := range live {
+			op.done <- err
+		}
+		return
+	}
+	results := make([]chan error, len(live))
+	for i := range live {
+		results[i] = live[i].done
+		live[i].done = make(chan error, 1)
+	}
+	db.commitBatch(live)
+	if err := db.syncMode("NORMAL"); err != nil {
+		// FULL is only slower: the next durable batch tries again.
+		db.p.log.Load().Error("store: synchronous NORMAL", slog.String("error", err.Error()))
+	}
+	for i, op := range live {
+		results[i] <- <-op.done
+	}
+}
+
+// commitBatch runs live in one transaction, or each alone when it fails,
+// and sends each operation its result.
+func (db *DB) commitBatch(live []batchOp) {
 	if len(live) > 1 {
 		err := db.inTx(context.Background(), func(q *sqlcdb.Queries) error {
 			for _, op := range live {
@@ -127,12 +168,30 @@ func (db *DB) runBatch(batch []batchOp) {
 	}
 }
 
+// setSynchronous sets the writer connection's synchronous mode.
+func (db *DB) setSynchronous(mode string) error {
+	if _, err := db.write.ExecContext(context.Background(), "PRAGMA synchronous = "+mode); err != nil {
+		return fmt.Errorf("synchronous %s: %w", mode, err)
+	}
+	return nil
+}
+
+// inDurableBatch is inBatch for a write that must be on disk, not only
+// committed, when it returns (a claim: the provider is asked to call next).
+func (db *DB) inDurableBatch(ctx context.Context, fn func(q *sqlcdb.Queries) error) error {
+	return db.queue(batchOp{ctx: ctx, fn: fn, done: make(chan error, 1), durable: true})
+}
+
 // inBatch runs fn in a write transaction shared with other small
 // operations and returns once it is committed. fn may run twice (again
 // alone after the shared transaction was rolled back), so it must act only
 // through q and set its results from scratch on every run.
 func (db *DB) inBatch(ctx context.Context, fn func(q *sqlcdb.Queries) error) error {
-	op := batchOp{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	return db.queue(batchOp{ctx: ctx, fn: fn, done: make(chan error, 1)})
+}
+
+func (db *DB) queue(op batchOp) error {
+	ctx := op.ctx
 	db.b.mu.RLock()
 	if db.b.closed {
 		db.b.mu.RUnlock()

@@ -39,7 +39,10 @@ type DB struct {
 	workflowLimits atomic.Pointer[WorkflowLimits] // nil: DefaultWorkflowLimits
 
 	b *batcher // group commit of the dialer's small writes (batch.go)
-	p *purger  // deletes hidden campaigns in chunks (purge.go)
+	// syncMode sets the writer's synchronous mode (setSynchronous; tests
+	// record the calls).
+	syncMode func(mode string) error
+	p        *purger // deletes hidden campaigns in chunks (purge.go)
 
 	// Now returns the current time; tests replace it. Stored times are unix
 	// milliseconds, so sub-millisecond precision is dropped.
@@ -84,6 +87,7 @@ func Open(ctx context.Context, path string, sealer *Sealer) (*DB, error) {
 		if rq, err = sqlcdb.Prepare(ctx, read); err == nil {
 			db := &DB{write: write, read: read, wq: wq, rq: rq, sealer: sealer, Now: time.Now}
 			db.health = health
+			db.syncMode = db.setSynchronous
 			db.startBatcher()
 			db.startPurger()
 			return db, nil
