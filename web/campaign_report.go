@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/csv"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -26,7 +27,8 @@ func (s *Server) campaignReport(w http.ResponseWriter, r *http.Request, ps httpr
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="campaign-`+strconv.FormatInt(id, 10)+`-report.csv"`)
-	cw := csv.NewWriter(w)
+	sent := &sentCounter{w: w}
+	cw := csv.NewWriter(sent)
 	header := append(append([]string{}, c.Columns...), "outcome", "attempts", "last_call_at", "duration_seconds", "answered_by")
 	safeHeader := make([]string, len(header))
 	for i, h := range header {
@@ -38,9 +40,18 @@ func (s *Server) campaignReport(w http.ResponseWriter, r *http.Request, ps httpr
 	var after int64
 	for {
 		page, err := s.db.ListContacts(r.Context(), id, after, 1000)
+		if err != nil && sent.n == 0 {
+			// Nothing reached the client yet: an ordinary error answer.
+			w.Header().Del("Content-Disposition")
+			return err
+		}
 		if err != nil {
-			s.log.Error("campaign report", "error", err.Error())
-			break
+			// A 200 is under way: end the response without its last
+			// chunk, so the client sees a failed download rather than a
+			// short file it would take for the whole report.
+			s.log.Error("campaign report aborted", slog.Int64("campaign_id", id), slog.Int64("after_row", after),
+				slog.String("error", err.Error()))
+			panic(http.ErrAbortHandler)
 		}
 		for _, ct := range page {
 			vars := map[string]string{}
@@ -131,4 +142,16 @@ func isE164(v string) bool {
 		}
 	}
 	return true
+}
+
+// sentCounter counts the bytes written through it to the client.
+type sentCounter struct {
+	w http.ResponseWriter
+	n int64
+}
+
+func (c *sentCounter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

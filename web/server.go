@@ -96,6 +96,11 @@ func New(cfg Config) *Server {
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"detail": "Method Not Allowed"})
 	})
 	s.router.PanicHandler = func(w http.ResponseWriter, r *http.Request, v any) {
+		if v == http.ErrAbortHandler {
+			// A handler ending its response on purpose (a report whose
+			// stream failed): net/http closes the connection unfinished.
+			panic(v)
+		}
 		s.log.ErrorContext(r.Context(), "panic in handler", slog.String("method", r.Method),
 			slog.String("path", r.URL.Path), slog.Any("panic", v))
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"detail": "Internal Server Error"})
