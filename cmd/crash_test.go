@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -286,12 +285,9 @@ func crashCSV(n int) ([]byte, map[int]string) {
 // buildBinary builds the outdial binary into a temporary directory.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
 	bin := filepath.Join(t.TempDir(), "outdial")
-	cmd := exec.Command(goBin, "build", "-o", bin, ".")
+	// go test puts its toolchain's bin directory first on PATH.
+	cmd := exec.Command("go", "build", "-o", bin, ".")
 	cmd.Dir = ".."
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

@@ -2,8 +2,6 @@ package cmd
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -14,11 +12,8 @@ const module = "github.com/outdial/outdial"
 // store (and its sub-packages) imports none of web, dialer and cmd; dialer
 // imports neither web nor cmd; web does not import cmd.
 func TestImportGraph(t *testing.T) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	cmd := exec.Command(goBin, "list", "-e", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, module+"/...")
+	// go test puts its toolchain's bin directory first on PATH.
+	cmd := exec.Command("go", "list", "-e", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, module+"/...")
 	cmd.Dir = ".."
 	out, err := cmd.Output()
 	if err != nil {

@@ -222,10 +222,19 @@ func (e *Engine) Halt(id int64) {
 	if cs != nil {
 		// A runner that already stopped by itself halted its dispatches
 		// too; wait for the requests any runner has under way.
-		cs.gate.Lock()
-		cs.gate.Unlock() //nolint:staticcheck // an empty critical section is the point: wait for the readers
+		cs.awaitRequests()
 	}
 	e.wakeIfRunning(id)
+}
+
+// awaitRequests returns once no provider request of the campaign is under
+// way: a dispatch holds the gate for reading from its halted check until
+// the provider answered (see runner.place), so taking it for writing waits
+// for every one under way, and one that comes after sees its runner
+// halted. Nothing is done under the gate: holding it is the wait.
+func (cs *campaignState) awaitRequests() {
+	cs.gate.Lock()
+	defer cs.gate.Unlock()
 }
 
 // wakeIfRunning wakes campaign id after a halt if it is running after all:

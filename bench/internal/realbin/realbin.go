@@ -22,7 +22,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -31,13 +30,17 @@ import (
 // Module is the import path of the outdial main package Build builds.
 const Module = "github.com/outdial/outdial"
 
-// GoBinary returns the go command to build with: the one on PATH, else the
-// one of the toolchain this program was built with.
+// GoBinary returns the go command to build with: the one on PATH (under
+// `go run` that is the running toolchain's, which the go command puts
+// first, GOTOOLCHAIN included), else $GOROOT/bin/go, else plain "go".
 func GoBinary() string {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
+	if root := os.Getenv("GOROOT"); root != "" {
+		return filepath.Join(root, "bin", "go")
+	}
+	return "go"
 }
 
 // Build builds the outdial binary into the file out. The error holds the
