@@ -66,6 +66,7 @@ func buildObjects(ctx context.Context, f *pflag.FlagSet, dataDir string, public 
 		Region:        region,
 		MaxObjectSize: maxUpload,
 		Logger:        log,
+		SpaceCheck:    objectSpaceCheck(f, dataDir, log),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bundled object store: %w", err)

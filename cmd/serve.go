@@ -42,6 +42,7 @@ func newServe() *cobra.Command {
 	f.Int64("max-call-seconds", 3600, "longest call before an attempt is reconciled")
 	f.String("agent-url", "", "websocket URL of the voice-agent runtime answered calls connect to")
 	addWorkflowLimitFlags(f)
+	addLimitFlags(f)
 	f.String("log-level", "info", "log level: debug, info, warn, error")
 	// Hidden: a CPU profile of the whole run, written when serve returns
 	// (bench/dialbench uses it).
@@ -135,12 +136,17 @@ func runServe(c *cobra.Command, _ []string) error {
 	cfg := web.Config{DB: db, Log: log, Version: Version, MaxUploadBytes: maxUpload, Dialer: engine, PublicURL: public.String(),
 		Carriers: carrierOptions()}
 	objs.webConfig(&cfg)
+	lim, err := setupLimits(ctx, f, dataDir, &cfg, db, objs.store, log)
+	if err != nil {
+		return err
+	}
 	srv := &http.Server{
 		Handler:           web.New(cfg),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	ln = lim.listener(srv, ln) // connection cap, timeouts and shedding (cmd/limits.go)
 	log.Info("outdial listening", slog.String("addr", ln.Addr().String()), slog.String("version", Version))
 
 	errc := make(chan error, 1)

@@ -31,9 +31,13 @@ const uploadExpiry = 900 * time.Second
 // DefaultMaxUploadBytes is the default largest contacts file (256 MiB).
 const DefaultMaxUploadBytes = 256 << 20
 
+// UploadsPrefix starts every upload's object key; the uploads sweep
+// (store.SweepUploads) looks under it only.
+const UploadsPrefix = "campaigns/"
+
 // UploadKeyPrefix returns the object-key prefix of organization org's
 // uploads; a key outside it is not the organization's.
-func UploadKeyPrefix(org int64) string { return fmt.Sprintf("campaigns/%d/", org) }
+func UploadKeyPrefix(org int64) string { return fmt.Sprintf("%s%d/", UploadsPrefix, org) }
 
 // safeFileName keeps letters, digits, '.', '-' and '_' of name (others become
 // '_') and at most 100 characters, so the object key is plain ASCII.
