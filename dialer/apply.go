@@ -60,6 +60,7 @@ func (e *Engine) apply(ctx context.Context, attemptID int64, st carrier.Status, 
 		At: now, Raw: st.Raw, ProviderCallID: st.ProviderCallID, RequestID: st.RequestID, Answered: st.Answered, AnsweredBy: st.AnsweredBy,
 		Sequence: st.Sequence, Final: st.Final, Outcome: st.Outcome, DurationSeconds: st.DurationSeconds, Error: errText,
 		FromProvider: from == fromProvider, Machine: carrier.IsMachine,
+		ReplayKeys: st.ReplayKeys, ReplayUntil: now.Add(carrier.ReplayTTL),
 	}, e.retryPolicy)
 	if err == nil && !res.Ignored && !res.Final {
 		e.live.progressed(attemptID, st.Sequence, st)

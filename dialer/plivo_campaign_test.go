@@ -262,8 +262,8 @@ func plivoHangUpAll(t *testing.T, sim *plivosim.Server) {
 // plivoForgedAndReplayedWebhooks posts callbacks and answer requests a
 // forger could make to the real router: each is 403 and changes nothing. A
 // genuine signed callback is applied once; the same request sent again
-// (same nonce) is refused as a replay, and so are replays of the
-// simulator's own callbacks.
+// (same nonce), and the simulator's own callbacks replayed, are harmless
+// 204 no-ops (issue 15 item 7: a provider's retry must not get a 403).
 func plivoForgedAndReplayedWebhooks(t *testing.T, d plivosim.Dialect) {
 	h, sim := newPlivoHarness(t, d, plivosim.Config{RecordCallbacks: true, Script: func(plivosim.CallInfo) plivosim.Script {
 		return plivosim.Script{RingDelay: plivosim.Never}
@@ -299,7 +299,7 @@ func plivoForgedAndReplayedWebhooks(t *testing.T, d plivosim.Dialect) {
 		t.Fatalf("tampered body: status %d, want 403 (Plivo V3 signs the body)", code)
 	} else if d == plivosim.Vobiz && code != http.StatusNoContent {
 		// Vobiz signs only the URL and nonce: the first use of a nonce is
-		// accepted whatever the body (documented); its replay is refused.
+		// accepted whatever the body (documented); its replay is a no-op.
 		t.Fatalf("vobiz first use of a nonce: status %d", code)
 	}
 	tamperedApplied := d == plivosim.Vobiz
@@ -340,17 +340,20 @@ func plivoForgedAndReplayedWebhooks(t *testing.T, d plivosim.Dialect) {
 		t.Fatalf("forged webhooks logged %d entries", n-logsBefore)
 	}
 	if tamperedApplied { // the captured request, used once, is spent
-		if got := plivoPost(t, h, good, final(rec1, "completed"), captured); got != http.StatusForbidden {
-			t.Fatalf("captured request replayed: status %d, want 403", got)
+		if got := plivoPost(t, h, good, final(rec1, "completed"), captured); got != http.StatusNoContent {
+			t.Fatalf("captured request replayed: status %d, want 204 (a no-op)", got)
 		}
 	}
-	// The simulator's own ring callbacks, replayed, are refused.
+	// The simulator's own ring callbacks, replayed, are no-ops.
 	for _, call := range sim.Calls() {
 		for _, cb := range call.Callbacks {
-			if code, err := sim.Replay(context.Background(), cb); err != nil || code != http.StatusForbidden {
-				t.Fatalf("replay of %s's %s callback: %d %v, want 403", call.To, cb.Kind, code, err)
+			if code, err := sim.Replay(context.Background(), cb); err != nil || code != http.StatusNoContent {
+				t.Fatalf("replay of %s's %s callback: %d %v, want 204", call.To, cb.Kind, code, err)
 			}
 		}
+	}
+	if after := h.attempts(c.ID); !reflect.DeepEqual(after, before) {
+		t.Fatal("replayed webhooks changed the attempts")
 	}
 
 	// A genuine final callback is applied once; sent again it is a replay.
@@ -359,8 +362,12 @@ func plivoForgedAndReplayedWebhooks(t *testing.T, d plivosim.Dialect) {
 		if got := plivoPost(t, h, good, final(rec1, "completed"), genuine); got != http.StatusNoContent {
 			t.Fatalf("genuine callback: status %d, want 204", got)
 		}
-		if got := plivoPost(t, h, good, final(rec1, "completed"), genuine); got != http.StatusForbidden {
-			t.Fatalf("replayed callback: status %d, want 403", got)
+		once := h.attempts(c.ID)
+		if got := plivoPost(t, h, good, final(rec1, "completed"), genuine); got != http.StatusNoContent {
+			t.Fatalf("replayed callback: status %d, want 204 (a no-op)", got)
+		}
+		if after := h.attempts(c.ID); !reflect.DeepEqual(after, once) {
+			t.Fatal("a replayed final callback changed the attempts")
 		}
 	}
 	applied := h.attempts(c.ID)
@@ -384,8 +391,8 @@ func plivoForgedAndReplayedWebhooks(t *testing.T, d plivosim.Dialect) {
 	settled := h.attempts(c.ID)
 	for _, call := range sim.Calls() {
 		cb := call.Callbacks[len(call.Callbacks)-1]
-		if code, err := sim.Replay(context.Background(), cb); err != nil || code != http.StatusForbidden {
-			t.Fatalf("replay of %s's %s callback: %d %v, want 403", call.To, cb.Kind, code, err)
+		if code, err := sim.Replay(context.Background(), cb); err != nil || code != http.StatusNoContent {
+			t.Fatalf("replay of %s's %s callback: %d %v, want 204", call.To, cb.Kind, code, err)
 		}
 	}
 	if after := h.attempts(c.ID); !reflect.DeepEqual(after, settled) {

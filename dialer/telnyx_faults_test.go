@@ -64,7 +64,6 @@ func TestTelnyxForgedAndReplayedEvents(t *testing.T) {
 		name string
 		ev   telnyxsim.Event
 	}{
-		{"replay of a delivered event", initiated},
 		{"signed with another key", telnyxsim.Forged(genuine)},
 		{"no signature", unsigned},
 		{"timestamp changed", stale},
@@ -79,6 +78,10 @@ func TestTelnyxForgedAndReplayedEvents(t *testing.T) {
 			t.Errorf("%s: status %d (%v), want 403", f.name, status, err)
 		}
 	}
+	// A replay of a delivered event is a harmless no-op (issue 15 item 7).
+	if status, err := sim.Deliver(context.Background(), initiated); err != nil || status != http.StatusNoContent {
+		t.Errorf("replay of a delivered event: status %d (%v), want 204", status, err)
+	}
 	if after := h.attempts(c.ID); !reflect.DeepEqual(after, before) {
 		t.Fatal("forged events changed the attempts")
 	}
@@ -90,12 +93,16 @@ func TestTelnyxForgedAndReplayedEvents(t *testing.T) {
 		t.Fatalf("forged events logged %d entries", n-logsBefore)
 	}
 
-	// The genuine event is applied once; sent again it is a replay.
+	// The genuine event is applied once; sent again it is a no-op.
 	if status, _ := sim.Deliver(context.Background(), genuine); status != http.StatusNoContent {
 		t.Fatalf("genuine event: status %d, want 204", status)
 	}
-	if status, _ := sim.Deliver(context.Background(), genuine); status != http.StatusForbidden {
-		t.Fatalf("genuine event replayed: status %d, want 403", status)
+	once := h.attempts(c.ID)
+	if status, _ := sim.Deliver(context.Background(), genuine); status != http.StatusNoContent {
+		t.Fatalf("genuine event replayed: status %d, want 204 (a no-op)", status)
+	}
+	if after := h.attempts(c.ID); !reflect.DeepEqual(after, once) {
+		t.Fatal("a replayed event changed the attempts")
 	}
 	// The other call is hung up as an operator would: it ends canceled.
 	car, err := carrier.New(carrier.Telnyx, sim.Credentials("", true, false), carrier.Options{BaseURLs: map[string]string{carrier.Telnyx: sim.URL()}})

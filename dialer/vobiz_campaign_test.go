@@ -25,7 +25,7 @@ func TestVobizCampaignLostFinalReconciled(t *testing.T) {
 // TestVobizForgedAndReplayedWebhooks: as for Plivo, except that Vobiz signs
 // neither the body nor the query, so the first use of a captured signature
 // with another body is accepted (only TLS and the per-attempt URL token
-// protect it); every replay of a nonce is refused.
+// protect it); every replay of a nonce is a no-op.
 func TestVobizForgedAndReplayedWebhooks(t *testing.T) {
 	plivoForgedAndReplayedWebhooks(t, plivosim.Vobiz)
 }

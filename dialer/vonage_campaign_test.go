@@ -233,8 +233,7 @@ func vonageHangUpAll(t *testing.T, sim *vonagesim.Server) {
 // TestVonageForgedAndReplayedWebhooks posts events and answers a forger
 // could make to the real router: each is 403 and changes nothing. A genuine
 // signed event is applied once; the same request sent again (same JWT, same
-// jti) is refused as a replay, and so are replays of the simulator's own
-// events.
+// jti), and the simulator's own events replayed, are harmless no-ops.
 func TestVonageForgedAndReplayedWebhooks(t *testing.T) {
 	h, sim := newVonageHarness(t, vonagesim.Config{RecordCallbacks: true, Script: func(vonagesim.CallInfo) vonagesim.Script {
 		return vonagesim.Script{RingDelay: vonagesim.Never}
@@ -305,7 +304,7 @@ func TestVonageForgedAndReplayedWebhooks(t *testing.T) {
 	}
 
 	// The same event, genuinely signed, is applied once; sent again with
-	// the same token it is a replay.
+	// the same token it is a harmless no-op (issue 15 item 7).
 	genuine := sign(final, nil)
 	if got := vonagePost(t, h, good, final, genuine); got != http.StatusNoContent {
 		t.Fatalf("genuine event: status %d, want 204", got)
@@ -314,13 +313,13 @@ func TestVonageForgedAndReplayedWebhooks(t *testing.T) {
 	if deref(applied[0].Outcome) != "answered" {
 		t.Fatalf("genuine final: outcome %s, want answered", deref(applied[0].Outcome))
 	}
-	if got := vonagePost(t, h, good, final, genuine); got != http.StatusForbidden {
-		t.Fatalf("replayed event: status %d, want 403", got)
+	if got := vonagePost(t, h, good, final, genuine); got != http.StatusNoContent {
+		t.Fatalf("replayed event: status %d, want 204 (a no-op)", got)
 	}
-	// The simulator's own ringing events, replayed, are refused too.
+	// The simulator's own ringing events, replayed, are no-ops too.
 	for _, call := range sim.Calls() {
-		if code, err := sim.Replay(context.Background(), call.UUID); err != nil || code != http.StatusForbidden {
-			t.Fatalf("replay of %s's last event: %d %v, want 403", call.To, code, err)
+		if code, err := sim.Replay(context.Background(), call.UUID); err != nil || code != http.StatusNoContent {
+			t.Fatalf("replay of %s's last event: %d %v, want 204", call.To, code, err)
 		}
 	}
 	if after := h.attempts(c.ID); !reflect.DeepEqual(after, applied) || len(h.logs(c.ID, "")) != logsApplied {
@@ -340,8 +339,8 @@ func TestVonageForgedAndReplayedWebhooks(t *testing.T) {
 	}
 	settled := h.attempts(c.ID)
 	for _, call := range sim.Calls() {
-		if code, err := sim.Replay(context.Background(), call.UUID); err != nil || code != http.StatusForbidden {
-			t.Fatalf("replay of %s's final event: %d %v, want 403", call.To, code, err)
+		if code, err := sim.Replay(context.Background(), call.UUID); err != nil || code != http.StatusNoContent {
+			t.Fatalf("replay of %s's final event: %d %v, want 204", call.To, code, err)
 		}
 	}
 	if after := h.attempts(c.ID); !reflect.DeepEqual(after, settled) {

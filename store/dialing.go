@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -33,6 +34,14 @@ type StatusUpdate struct {
 	// outcomes the service decides itself (initiation failed, unknown). A
 	// provider's "unknown" (it has no such call) proves nothing.
 	FromProvider bool
+	// ReplayKeys name the signed request the status came in
+	// (carrier.Status.ReplayKeys); ReplayUntil is how long they are
+	// remembered. A status whose key was recorded and has not expired was
+	// applied already: it is ignored. The keys are recorded in the
+	// transaction that applies the status, so a failed application leaves
+	// none behind and the provider's retry is applied.
+	ReplayKeys  []string
+	ReplayUntil time.Time
 	// Machine reports whether an answered_by verdict is not a person
 	// (carrier.IsMachine); a final answered outcome of an attempt whose
 	// verdict, from this or an earlier status, is a machine's is stored as
@@ -76,6 +85,10 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 		}
 		var n int64
 		err := db.inBatch(ctx, func(q *sqlcdb.Queries) error {
+			n = 0
+			if fresh, err := recordReplayKeys(ctx, q, u); err != nil || !fresh {
+				return err
+			}
 			var err error
 			n, err = q.NoteAttemptProgress(ctx, sqlcdb.NoteAttemptProgressParams{RawStatus: str(u.Raw),
 				AnsweredAt: answeredAt, AnsweredBy: str(u.AnsweredBy), Sequence: int64(u.Sequence),
@@ -92,6 +105,10 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 		r, err := q.GetAttempt(ctx, id)
 		if err != nil {
 			return notFound(err, "call attempt", id)
+		}
+		if fresh, err := recordReplayKeys(ctx, q, u); err != nil || !fresh {
+			res = Applied{CampaignID: r.CampaignID, Ignored: true}
+			return err
 		}
 		res = Applied{CampaignID: r.CampaignID}
 		if r.State == AttemptDone || r.State == AttemptQueued {
@@ -172,6 +189,26 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 		return err
 	})
 	return res, err
+}
+
+// recordReplayKeys records u's replay keys and reports whether the status
+// is fresh: none of its keys names a request applied within its window.
+func recordReplayKeys(ctx context.Context, q *sqlcdb.Queries, u StatusUpdate) (bool, error) {
+	now := u.At.UnixMilli()
+	fresh := true
+	for _, k := range u.ReplayKeys {
+		h := sha256.Sum256([]byte(k))
+		key := h[:16]
+		if err := q.ForgetExpiredReplayKey(ctx, sqlcdb.ForgetExpiredReplayKeyParams{Key: key, ExpiresAt: now}); err != nil {
+			return false, fmt.Errorf("replay key: %w", err)
+		}
+		n, err := q.RecordReplayKey(ctx, sqlcdb.RecordReplayKeyParams{Key: key, ExpiresAt: u.ReplayUntil.UnixMilli()})
+		if err != nil {
+			return false, fmt.Errorf("replay key: %w", err)
+		}
+		fresh = fresh && n == 1
+	}
+	return fresh, nil
 }
 
 // completeIfDone completes a running campaign whose contacts are all final,

@@ -35,8 +35,12 @@ func (db *DB) startPurger() {
 	db.p.log.Store(slog.Default())
 	go func() {
 		defer close(db.p.exited)
+		sweep := time.NewTicker(replaySweep)
+		defer sweep.Stop()
 		for {
 			select {
+			case <-sweep.C:
+				db.sweepReplayKeys(ctx)
 			case id := <-db.p.ids:
 				if err := db.purge(ctx, id); err != nil && ctx.Err() == nil {
 					db.p.log.Load().Error("store: purge campaign", slog.Int64("campaign_id", id), slog.String("error", err.Error()))
@@ -46,6 +50,30 @@ func (db *DB) startPurger() {
 			}
 		}
 	}()
+}
+
+// replaySweep is how often expired webhook replay keys are deleted.
+const replaySweep = 5 * time.Minute
+
+// sweepReplayKeys deletes expired replay keys, a chunk per transaction.
+func (db *DB) sweepReplayKeys(ctx context.Context) {
+	for {
+		var n int64
+		err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+			var err error
+			n, err = q.PurgeReplayKeys(ctx, sqlcdb.PurgeReplayKeysParams{Now: db.nowMS(), MaxRows: purgeChunkRows})
+			return err
+		})
+		if err != nil {
+			if ctx.Err() == nil {
+				db.p.log.Load().Error("store: sweep replay keys", slog.String("error", err.Error()))
+			}
+			return
+		}
+		if n < purgeChunkRows {
+			return
+		}
+	}
 }
 
 func (db *DB) stopPurger() {

@@ -90,7 +90,19 @@ type Status struct {
 	// HangUp: the answer's instructions are done (Telnyx call.speak.ended)
 	// and the dialer hangs the call up.
 	HangUp bool
+	// ReplayKeys name the signed request this status came in (Plivo and
+	// Vobiz nonces, a Vonage JWT id, a Telnyx signature), when the provider
+	// signs so. The carrier only verifies the signature; the store applies
+	// a status with keys at most once within ReplayTTL, in the same
+	// transaction as the status, so a repeat of an applied webhook is a
+	// harmless no-op and a repeat of one whose storing failed is applied.
+	ReplayKeys []string
 }
+
+// ReplayTTL is how long a webhook's replay keys are remembered: longer than
+// every provider's timestamp tolerance (Telnyx ±300 s, our Vonage iat
+// window).
+const ReplayTTL = 10 * time.Minute
 
 // IsMachine reports whether a Status.AnsweredBy verdict is not a person.
 // Carriers normalise their provider's machine verdicts to values starting

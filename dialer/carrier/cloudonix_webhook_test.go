@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -77,7 +78,7 @@ func TestCloudonixStatusMapping(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParseStatus: %v", err)
 			}
-			if got != tt.want {
+			if !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("ParseStatus = %+v, want %+v", got, tt.want)
 			}
 		})

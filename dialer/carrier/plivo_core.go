@@ -36,8 +36,8 @@ type plivoDialect struct {
 	headerAuth bool
 	// verify checks a webhook's signature headers for the request signed
 	// with params (the form parameters the signature covers, when it does)
-	// and returns the keys (nonces) that identify the signed request for the
-	// replay cache. A missing or wrong signature is an error wrapping
+	// and returns the keys (nonces) that identify the signed request
+	// (Status.ReplayKeys). A missing or wrong signature is an error wrapping
 	// ErrForged.
 	verify func(token string, w Webhook, params url.Values) (replayKeys []string, err error)
 }
@@ -53,9 +53,6 @@ type plivoLike struct {
 	base             string // without trailing slash
 	client           *http.Client
 	now              func() time.Time
-	// replay remembers the signatures of verified webhooks, so the same
-	// signed request sent again is refused.
-	replay *replayCache
 }
 
 // newPlivoLike binds a configuration's credentials (auth_id, auth_token,
@@ -71,7 +68,6 @@ func newPlivoLike(d *plivoDialect, creds map[string]any, opts Options) *plivoLik
 		base:             strings.TrimRight(opts.baseURL(d.provider, d.defaultBase), "/"),
 		client:           opts.client(),
 		now:              opts.now,
-		replay:           &replayCache{},
 	}
 }
 

@@ -3,8 +3,9 @@ package carrier
 // Webhook signature schemes of Plivo (X-Plivo-Signature-V3) and Vobiz
 // (X-Vobiz-Signature-V3, else -V2). Both are base64 HMAC-SHA256 keyed with
 // the account's auth token and carry a random nonce in a companion header;
-// neither has a timestamp, so verified nonces go into the carrier's
-// replayCache and a second request with the same nonce is refused.
+// neither has a timestamp, so the verified nonces are the request's replay
+// keys (Status.ReplayKeys): the store applies a status of one nonce once,
+// for ReplayTTL, across carrier swaps and restarts.
 
 import (
 	"crypto/hmac"

@@ -27,7 +27,7 @@ const plivoMaxExtraHeaders = 512
 // forged, unsigned or replayed callback is ErrForged (wrapped); a signed one
 // without CallStatus is another error.
 func (c *plivoLike) ParseStatus(w Webhook) (Status, error) {
-	form, err := c.verifyWebhook(w)
+	form, keys, err := c.verifyWebhook(w)
 	if err != nil {
 		return Status{}, fmt.Errorf("%s status webhook: %w", c.d.provider, err)
 	}
@@ -51,6 +51,7 @@ func (c *plivoLike) ParseStatus(w Webhook) (Status, error) {
 			break
 		}
 	}
+	s.ReplayKeys = keys
 	return s, nil
 }
 
@@ -61,7 +62,7 @@ func (c *plivoLike) VerifyAnswer(w Webhook) (string, error) {
 	if plivoStatusEvent(w) {
 		return "", fmt.Errorf("%s answer webhook: %w", c.d.provider, ErrStatusEvent)
 	}
-	form, err := c.verifyWebhook(w)
+	form, _, err := c.verifyWebhook(w)
 	if err != nil {
 		return "", fmt.Errorf("%s answer webhook: %w", c.d.provider, err)
 	}
@@ -69,45 +70,34 @@ func (c *plivoLike) VerifyAnswer(w Webhook) (string, error) {
 }
 
 // verifyWebhook checks a webhook's signature with the dialect's scheme and
-// refuses a signed request already seen (same nonce), returning its
-// parameters: the form body of a POST (how every call is placed), the
-// query of a GET.
-func (c *plivoLike) verifyWebhook(w Webhook) (url.Values, error) {
+// returns its parameters (the form body of a POST, how every call is
+// placed; the query of a GET) and its replay keys (Status.ReplayKeys).
+func (c *plivoLike) verifyWebhook(w Webhook) (url.Values, []string, error) {
 	if w.Request == nil {
-		return nil, fmt.Errorf("no request: %w", ErrForged)
+		return nil, nil, fmt.Errorf("no request: %w", ErrForged)
 	}
 	if c.authToken == "" {
-		return nil, fmt.Errorf("configuration has no auth_token: %w", ErrForged)
+		return nil, nil, fmt.Errorf("configuration has no auth_token: %w", ErrForged)
 	}
 	var form, signed url.Values
 	if w.Request.Method == http.MethodGet {
 		u, err := url.Parse(w.PublicURL)
 		if err != nil {
-			return nil, fmt.Errorf("public URL does not parse: %w", ErrForged)
+			return nil, nil, fmt.Errorf("public URL does not parse: %w", ErrForged)
 		}
 		form = u.Query()
 	} else {
 		var err error
 		if form, err = url.ParseQuery(string(w.Body)); err != nil {
-			return nil, fmt.Errorf("form body does not parse: %w", ErrForged)
+			return nil, nil, fmt.Errorf("form body does not parse: %w", ErrForged)
 		}
 		signed = form
 	}
 	keys, err := c.d.verify(c.authToken, w, signed)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	replayed := false
-	now := c.now()
-	for _, k := range keys {
-		if c.replay.seen(k, now) {
-			replayed = true
-		}
-	}
-	if replayed {
-		return nil, fmt.Errorf("signed request replayed (nonce already seen): %w", ErrForged)
-	}
-	return form, nil
+	return form, keys, nil
 }
 
 // AnswerMarkup answers the request to the call's answer_url with Plivo XML

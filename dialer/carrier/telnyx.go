@@ -78,7 +78,6 @@ type telnyx struct {
 	base             string // without trailing slash
 	client           *http.Client
 	now              func() time.Time
-	replay           replayCache
 }
 
 // newTelnyx binds a Telnyx configuration's credentials (api_key,

@@ -237,7 +237,8 @@ func telnyxDuration(start, end, occurred string) int {
 // replayed webhook is ErrForged (wrapped); a verified one that is not a
 // Telnyx event is another error.
 func (t *telnyx) ParseStatus(w Webhook) (Status, error) {
-	if err := t.verifyTelnyx(w); err != nil {
+	key, err := t.verifyTelnyx(w)
+	if err != nil {
 		return Status{}, fmt.Errorf("telnyx status webhook: %w", err)
 	}
 	var env telnyxEnvelope
@@ -247,7 +248,11 @@ func (t *telnyx) ParseStatus(w Webhook) (Status, error) {
 	if env.Data.EventType == "" {
 		return Status{}, errors.New("telnyx status webhook: no data.event_type")
 	}
-	return telnyxStatus(&env), nil
+	s := telnyxStatus(&env)
+	if key != "" {
+		s.ReplayKeys = []string{key}
+	}
+	return s, nil
 }
 
 // VerifyAnswer verifies a request to the answer URL as a status webhook is
@@ -255,7 +260,7 @@ func (t *telnyx) ParseStatus(w Webhook) (Status, error) {
 // commands), so this only guards the route: a verified request's
 // machine-detection verdict, if it is such an event, is returned.
 func (t *telnyx) VerifyAnswer(w Webhook) (string, error) {
-	if err := t.verifyTelnyx(w); err != nil {
+	if _, err := t.verifyTelnyx(w); err != nil {
 		return "", fmt.Errorf("telnyx answer webhook: %w", err)
 	}
 	var env telnyxEnvelope
@@ -269,48 +274,45 @@ func (t *telnyx) VerifyAnswer(w Webhook) (string, error) {
 // telnyx-signature-ed25519 header is base64 of the 64-byte signature of
 // telnyx-timestamp + "|" + the raw body, made with the key whose public half
 // is the configuration's webhook_public_key. The timestamp (Unix seconds)
-// must be within ±300 s of Options.Now, and a signature already accepted
-// within the last 10 minutes is refused (a replay of the same request).
+// must be within ±300 s of Options.Now. The replay key returned names the
+// signed request (Status.ReplayKeys): the signature itself.
 //
 // A configuration without webhook_public_key accepts every webhook here: the
 // per-attempt token in the callback URL, checked by the dialer before the
 // carrier is asked, is then its only authentication (API.md 7). With a key,
-// a missing, malformed, stale, wrong or replayed signature is ErrForged.
-func (t *telnyx) verifyTelnyx(w Webhook) error {
+// a missing, malformed, stale or wrong signature is ErrForged.
+func (t *telnyx) verifyTelnyx(w Webhook) (replayKey string, err error) {
 	if t.publicKey == nil {
-		return nil
+		return "", nil
 	}
 	if w.Request == nil {
-		return fmt.Errorf("no request: %w", ErrForged)
+		return "", fmt.Errorf("no request: %w", ErrForged)
 	}
 	sigB64 := w.Request.Header.Get(telnyxSignatureHeader)
 	ts := w.Request.Header.Get(telnyxTimestampHeader)
 	if sigB64 == "" || ts == "" {
-		return fmt.Errorf("no %s or %s header: %w", telnyxSignatureHeader, telnyxTimestampHeader, ErrForged)
+		return "", fmt.Errorf("no %s or %s header: %w", telnyxSignatureHeader, telnyxTimestampHeader, ErrForged)
 	}
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil {
-		return fmt.Errorf("%s is not Unix seconds: %w", telnyxTimestampHeader, ErrForged)
+		return "", fmt.Errorf("%s is not Unix seconds: %w", telnyxTimestampHeader, ErrForged)
 	}
 	now := t.now()
 	if skew := now.Sub(time.Unix(sec, 0)); skew > telnyxTolerance || skew < -telnyxTolerance {
-		return fmt.Errorf("timestamp %d is outside ±%s: %w", sec, telnyxTolerance, ErrForged)
+		return "", fmt.Errorf("timestamp %d is outside ±%s: %w", sec, telnyxTolerance, ErrForged)
 	}
 	sig, err := base64.StdEncoding.DecodeString(sigB64)
 	if err != nil || len(sig) != ed25519.SignatureSize {
-		return fmt.Errorf("malformed signature: %w", ErrForged)
+		return "", fmt.Errorf("malformed signature: %w", ErrForged)
 	}
 	msg := make([]byte, 0, len(ts)+1+len(w.Body))
 	msg = append(append(append(msg, ts...), '|'), w.Body...)
 	if !ed25519.Verify(t.publicKey, msg, sig) {
-		return fmt.Errorf("signature mismatch: %w", ErrForged)
+		return "", fmt.Errorf("signature mismatch: %w", ErrForged)
 	}
 	// Ed25519 signatures are not malleable (Verify rejects a non-canonical
 	// S), so the decoded signature names the signed request exactly.
-	if t.replay.seen(string(sig), now) {
-		return fmt.Errorf("replayed signature: %w", ErrForged)
-	}
-	return nil
+	return "telnyx\x00" + string(sig), nil
 }
 
 // AnswerMarkup has no Telnyx counterpart: Telnyx asks no answer URL. It

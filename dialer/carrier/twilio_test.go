@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -293,7 +294,7 @@ func TestTwilioQuery(t *testing.T) {
 			t.Fatalf("Query(%s): %v", tt.body, err)
 		}
 		tt.want.ProviderCallID = "CA1"
-		if got != tt.want {
+		if !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("Query(%s) = %+v, want %+v", tt.body, got, tt.want)
 		}
 		r, _ := api.last()

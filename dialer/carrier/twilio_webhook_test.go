@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -160,7 +161,7 @@ func TestTwilioParseStatus(t *testing.T) {
 			t.Fatalf("ParseStatus(%v): %v", tt.form, err)
 		}
 		tt.want.ProviderCallID = "CA9"
-		if got != tt.want {
+		if !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("ParseStatus(%v) = %+v, want %+v", tt.form, got, tt.want)
 		}
 	}

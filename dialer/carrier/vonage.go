@@ -48,9 +48,6 @@ type vonage struct {
 	base             string // without trailing slash
 	client           *http.Client
 	now              func() time.Time
-	// replay remembers the jti of every signed webhook accepted, so the
-	// same signed request sent again is refused.
-	replay replayCache
 }
 
 // newVonage binds a Vonage configuration's credentials (api_key,

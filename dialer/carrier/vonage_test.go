@@ -15,6 +15,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -355,7 +356,7 @@ func TestVonageHangUpAndQuery(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got != tc.want {
+		if !reflect.DeepEqual(withoutReplayKeys(got), tc.want) {
 			t.Fatalf("query %s: %+v, want %+v", tc.answer, got, tc.want)
 		}
 		if m, p, _ := rec.last(); m != http.MethodGet || p != "/v1/calls/asked" {

@@ -19,8 +19,8 @@ import (
 )
 
 // vonageClockSkew is the tolerance on a signed webhook's iat (and exp, nbf
-// when present) against Options.Now: ±300 s. The replay cache remembers a
-// jti for longer (replayTTL), so a token cannot come back once forgotten.
+// when present) against Options.Now: ±300 s. The store remembers a jti for
+// longer (ReplayTTL), so a token cannot come back once forgotten.
 const vonageClockSkew = 300 * time.Second
 
 // vonageState is one row of the status table.
@@ -139,7 +139,7 @@ type vonageEvent struct {
 // event is ErrForged (wrapped); a verified one whose body is not a JSON
 // event is another error. Vonage does not number its events: Sequence is 0.
 func (v *vonage) ParseStatus(w Webhook) (Status, error) {
-	ev, err := v.readVonage(w)
+	ev, key, err := v.readVonage(w)
 	if err != nil {
 		return Status{}, fmt.Errorf("vonage event webhook: %w", err)
 	}
@@ -149,6 +149,9 @@ func (v *vonage) ParseStatus(w Webhook) (Status, error) {
 		s.ProviderCallID = ev.CallUUID
 	}
 	s.DurationSeconds = max(int(ev.Duration), 0)
+	if key != "" {
+		s.ReplayKeys = []string{key}
+	}
 	return s, nil
 }
 
@@ -156,21 +159,23 @@ func (v *vonage) ParseStatus(w Webhook) (Status, error) {
 // request carries no machine verdict (that comes as a machine or human
 // event), so the verdict returned is always "".
 func (v *vonage) VerifyAnswer(w Webhook) (string, error) {
-	if _, err := v.readVonage(w); err != nil {
+	if _, _, err := v.readVonage(w); err != nil {
 		return "", fmt.Errorf("vonage answer webhook: %w", err)
 	}
 	return "", nil
 }
 
 // readVonage verifies w and decodes its event: the JSON body of a POST, or
-// the query parameters of a GET (answer_method or event_method GET).
-func (v *vonage) readVonage(w Webhook) (vonageEvent, error) {
+// the query parameters of a GET (answer_method or event_method GET). It
+// returns the request's replay key (Status.ReplayKeys), "" when unsigned.
+func (v *vonage) readVonage(w Webhook) (vonageEvent, string, error) {
 	var ev vonageEvent
 	if w.Request == nil {
-		return ev, fmt.Errorf("no request: %w", ErrForged)
+		return ev, "", fmt.Errorf("no request: %w", ErrForged)
 	}
-	if err := v.verifyVonage(w); err != nil {
-		return ev, err
+	key, err := v.verifyVonage(w)
+	if err != nil {
+		return ev, "", err
 	}
 	if w.Request.Method == http.MethodGet && len(w.Body) == 0 {
 		q := w.Request.URL.Query()
@@ -179,12 +184,12 @@ func (v *vonage) readVonage(w Webhook) (vonageEvent, error) {
 		if d, err := strconv.Atoi(q.Get("duration")); err == nil {
 			ev.Duration = looseInt(d)
 		}
-		return ev, nil
+		return ev, key, nil
 	}
 	if err := json.Unmarshal(w.Body, &ev); err != nil {
-		return ev, errors.New("body is not a JSON event")
+		return ev, "", errors.New("body is not a JSON event")
 	}
-	return ev, nil
+	return ev, key, nil
 }
 
 // verifyVonage checks a webhook's authenticity.
@@ -199,56 +204,52 @@ func (v *vonage) readVonage(w Webhook) (vonageEvent, error) {
 //     configuration's, each when present;
 //   - payload_hash equal to the hex SHA-256 of the payload (see
 //     vonagePayloadMatches);
-//   - a jti never accepted before (replayCache): a replayed request is
-//     refused.
+//   - a jti, returned as the replay key (Status.ReplayKeys): the store
+//     applies a status of one signed request once.
 //
-// Anything missing or different is ErrForged. The jti is remembered only
-// once everything else verified, so forgeries cannot crowd out real ids.
+// Anything missing or different is ErrForged.
 //
 // Without a signature secret Vonage's signature cannot be checked: the event
 // is accepted on the per-attempt URL token alone (which the dialer checks
 // before calling the carrier).
-func (v *vonage) verifyVonage(w Webhook) error {
+func (v *vonage) verifyVonage(w Webhook) (replayKey string, err error) {
 	if v.signatureSecret == "" {
-		return nil
+		return "", nil
 	}
 	auth := w.Request.Header.Get("Authorization")
 	scheme, tok, ok := strings.Cut(strings.TrimSpace(auth), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
-		return fmt.Errorf("no bearer token: %w", ErrForged)
+		return "", fmt.Errorf("no bearer token: %w", ErrForged)
 	}
 	c, err := vonageVerifyHS256(strings.TrimSpace(tok), v.signatureSecret)
 	if err != nil {
-		return fmt.Errorf("%s: %w", err.Error(), ErrForged)
+		return "", fmt.Errorf("%s: %w", err.Error(), ErrForged)
 	}
 	now := v.now()
 	skew := vonageClockSkew.Seconds()
 	t := float64(now.UnixNano()) / 1e9
 	switch {
 	case c.IssuedAt == nil:
-		return fmt.Errorf("jwt has no iat: %w", ErrForged)
+		return "", fmt.Errorf("jwt has no iat: %w", ErrForged)
 	case math.Abs(t-*c.IssuedAt) > skew:
-		return fmt.Errorf("jwt iat is not within 300 s of now: %w", ErrForged)
+		return "", fmt.Errorf("jwt iat is not within 300 s of now: %w", ErrForged)
 	case c.ExpiresAt != nil && t > *c.ExpiresAt+skew:
-		return fmt.Errorf("jwt has expired: %w", ErrForged)
+		return "", fmt.Errorf("jwt has expired: %w", ErrForged)
 	case c.NotBefore != nil && t < *c.NotBefore-skew:
-		return fmt.Errorf("jwt is not valid yet: %w", ErrForged)
+		return "", fmt.Errorf("jwt is not valid yet: %w", ErrForged)
 	case c.APIKey != "" && c.APIKey != v.apiKey:
-		return fmt.Errorf("jwt api_key is another account's: %w", ErrForged)
+		return "", fmt.Errorf("jwt api_key is another account's: %w", ErrForged)
 	case c.ApplicationID != "" && c.ApplicationID != v.applicationID:
-		return fmt.Errorf("jwt application_id is another application's: %w", ErrForged)
+		return "", fmt.Errorf("jwt application_id is another application's: %w", ErrForged)
 	case c.PayloadHash == "":
-		return fmt.Errorf("jwt has no payload_hash: %w", ErrForged)
+		return "", fmt.Errorf("jwt has no payload_hash: %w", ErrForged)
 	case c.JTI == "":
-		return fmt.Errorf("jwt has no jti: %w", ErrForged)
+		return "", fmt.Errorf("jwt has no jti: %w", ErrForged)
 	}
 	if !vonagePayloadMatches(w, c.PayloadHash) {
-		return fmt.Errorf("payload_hash does not match the body: %w", ErrForged)
+		return "", fmt.Errorf("payload_hash does not match the body: %w", ErrForged)
 	}
-	if v.replay.seen("vonage\x00"+c.JTI, now) {
-		return fmt.Errorf("jwt jti already used (replay): %w", ErrForged)
-	}
-	return nil
+	return "vonage\x00" + c.JTI, nil
 }
 
 // vonagePayloadMatches reports whether hash (hex, any case) is the SHA-256

@@ -99,6 +99,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.finishAttemptStmt, err = db.PrepareContext(ctx, finishAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query FinishAttempt: %w", err)
 	}
+	if q.forgetExpiredReplayKeyStmt, err = db.PrepareContext(ctx, forgetExpiredReplayKey); err != nil {
+		return nil, fmt.Errorf("error preparing query ForgetExpiredReplayKey: %w", err)
+	}
 	if q.getAPIKeyByIDStmt, err = db.PrepareContext(ctx, getAPIKeyByID); err != nil {
 		return nil, fmt.Errorf("error preparing query GetAPIKeyByID: %w", err)
 	}
@@ -243,6 +246,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.purgeLogsStmt, err = db.PrepareContext(ctx, purgeLogs); err != nil {
 		return nil, fmt.Errorf("error preparing query PurgeLogs: %w", err)
 	}
+	if q.purgeReplayKeysStmt, err = db.PrepareContext(ctx, purgeReplayKeys); err != nil {
+		return nil, fmt.Errorf("error preparing query PurgeReplayKeys: %w", err)
+	}
 	if q.queueChunkEndStmt, err = db.PrepareContext(ctx, queueChunkEnd); err != nil {
 		return nil, fmt.Errorf("error preparing query QueueChunkEnd: %w", err)
 	}
@@ -257,6 +263,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.recentLogsOfCampaignsStmt, err = db.PrepareContext(ctx, recentLogsOfCampaigns); err != nil {
 		return nil, fmt.Errorf("error preparing query RecentLogsOfCampaigns: %w", err)
+	}
+	if q.recordReplayKeyStmt, err = db.PrepareContext(ctx, recordReplayKey); err != nil {
+		return nil, fmt.Errorf("error preparing query RecordReplayKey: %w", err)
 	}
 	if q.requeueAttemptStmt, err = db.PrepareContext(ctx, requeueAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query RequeueAttempt: %w", err)
@@ -449,6 +458,11 @@ func (q *Queries) Close() error {
 	if q.finishAttemptStmt != nil {
 		if cerr := q.finishAttemptStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing finishAttemptStmt: %w", cerr)
+		}
+	}
+	if q.forgetExpiredReplayKeyStmt != nil {
+		if cerr := q.forgetExpiredReplayKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forgetExpiredReplayKeyStmt: %w", cerr)
 		}
 	}
 	if q.getAPIKeyByIDStmt != nil {
@@ -691,6 +705,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing purgeLogsStmt: %w", cerr)
 		}
 	}
+	if q.purgeReplayKeysStmt != nil {
+		if cerr := q.purgeReplayKeysStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing purgeReplayKeysStmt: %w", cerr)
+		}
+	}
 	if q.queueChunkEndStmt != nil {
 		if cerr := q.queueChunkEndStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing queueChunkEndStmt: %w", cerr)
@@ -714,6 +733,11 @@ func (q *Queries) Close() error {
 	if q.recentLogsOfCampaignsStmt != nil {
 		if cerr := q.recentLogsOfCampaignsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing recentLogsOfCampaignsStmt: %w", cerr)
+		}
+	}
+	if q.recordReplayKeyStmt != nil {
+		if cerr := q.recordReplayKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing recordReplayKeyStmt: %w", cerr)
 		}
 	}
 	if q.requeueAttemptStmt != nil {
@@ -885,6 +909,7 @@ type Queries struct {
 	expiredAttemptsStmt                     *sql.Stmt
 	finalizeContactStmt                     *sql.Stmt
 	finishAttemptStmt                       *sql.Stmt
+	forgetExpiredReplayKeyStmt              *sql.Stmt
 	getAPIKeyByIDStmt                       *sql.Stmt
 	getAttemptStmt                          *sql.Stmt
 	getCampaignStmt                         *sql.Stmt
@@ -933,11 +958,13 @@ type Queries struct {
 	purgeAttemptsStmt                       *sql.Stmt
 	purgeContactsStmt                       *sql.Stmt
 	purgeLogsStmt                           *sql.Stmt
+	purgeReplayKeysStmt                     *sql.Stmt
 	queueChunkEndStmt                       *sql.Stmt
 	queueCursorStmt                         *sql.Stmt
 	queueFirstAttemptsStmt                  *sql.Stmt
 	recentLogsStmt                          *sql.Stmt
 	recentLogsOfCampaignsStmt               *sql.Stmt
+	recordReplayKeyStmt                     *sql.Stmt
 	requeueAttemptStmt                      *sql.Stmt
 	resumeCampaignStmt                      *sql.Stmt
 	revokeAPIKeyStmt                        *sql.Stmt
@@ -990,6 +1017,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		expiredAttemptsStmt:                     q.expiredAttemptsStmt,
 		finalizeContactStmt:                     q.finalizeContactStmt,
 		finishAttemptStmt:                       q.finishAttemptStmt,
+		forgetExpiredReplayKeyStmt:              q.forgetExpiredReplayKeyStmt,
 		getAPIKeyByIDStmt:                       q.getAPIKeyByIDStmt,
 		getAttemptStmt:                          q.getAttemptStmt,
 		getCampaignStmt:                         q.getCampaignStmt,
@@ -1038,11 +1066,13 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		purgeAttemptsStmt:                       q.purgeAttemptsStmt,
 		purgeContactsStmt:                       q.purgeContactsStmt,
 		purgeLogsStmt:                           q.purgeLogsStmt,
+		purgeReplayKeysStmt:                     q.purgeReplayKeysStmt,
 		queueChunkEndStmt:                       q.queueChunkEndStmt,
 		queueCursorStmt:                         q.queueCursorStmt,
 		queueFirstAttemptsStmt:                  q.queueFirstAttemptsStmt,
 		recentLogsStmt:                          q.recentLogsStmt,
 		recentLogsOfCampaignsStmt:               q.recentLogsOfCampaignsStmt,
+		recordReplayKeyStmt:                     q.recordReplayKeyStmt,
 		requeueAttemptStmt:                      q.requeueAttemptStmt,
 		resumeCampaignStmt:                      q.resumeCampaignStmt,
 		revokeAPIKeyStmt:                        q.revokeAPIKeyStmt,

@@ -145,6 +145,11 @@ type TelephonyConfig struct {
 	UpdatedAt         int64
 }
 
+type WebhookReplay struct {
+	Key       []byte
+	ExpiresAt int64
+}
+
 type Workflow struct {
 	ID             int64
 	OrganizationID int64
