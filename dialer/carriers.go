@@ -3,12 +3,14 @@ package dialer
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/outdial/outdial/dialer/carrier"
 )
 
 type cachedCarrier struct {
+	org     int64 // the configuration's organization
 	updated time.Time
 	checked time.Time // when updated was last compared with the database (wall clock)
 	c       carrier.Carrier
@@ -71,7 +73,7 @@ func (e *Engine) carrierFor(ctx context.Context, orgID, configID int64) (carrier
 	if cur, ok := e.carriers[configID]; ok && cur.stop != nil {
 		cur.stop()
 	}
-	cc = cachedCarrier{updated: cfg.UpdatedAt, checked: wall, c: c, spec: spec}
+	cc = cachedCarrier{org: orgID, updated: cfg.UpdatedAt, checked: wall, c: c, spec: spec}
 	cc.stop = e.startEventsLocked(configID, c)
 	e.carriers[configID] = cc
 	return c, spec, nil
@@ -92,12 +94,30 @@ func (e *Engine) limiter(configID int64) *providerLimiter {
 
 // ForgetConfig drops the cached carrier of telephony configuration configID;
 // the API calls it after updating or deleting the configuration, so the
-// change applies to the next call and webhook.
+// change applies to the next call and webhook. A carrier that followed its
+// calls over an event stream (ARI) is rebuilt at once, so its calls in
+// flight are followed again without waiting for the next call: the new
+// stream adopts them on connecting (carrier.EventSink.InFlight).
 func (e *Engine) ForgetConfig(configID int64) {
 	e.mu.Lock()
-	if cur, ok := e.carriers[configID]; ok && cur.stop != nil {
+	cur, ok := e.carriers[configID]
+	if ok && cur.stop != nil {
 		cur.stop()
 	}
 	delete(e.carriers, configID)
+	reopen := ok && cur.stop != nil && !e.stopped && e.ctx != nil
+	ctx := e.ctx
+	if reopen {
+		e.wg.Add(1)
+	}
 	e.mu.Unlock()
+	if !reopen {
+		return
+	}
+	go func() {
+		defer e.wg.Done()
+		if _, _, err := e.carrierFor(ctx, cur.org, configID); err != nil && !carrierGone(err) {
+			e.log.Warn("dialer: reopen the event stream", slog.Int64("telephony_configuration_id", configID), slog.String("error", err.Error()))
+		}
+	}()
 }

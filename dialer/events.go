@@ -53,6 +53,19 @@ func (s eventSink) Status(ctx context.Context, attemptID int64, st carrier.Statu
 	s.e.finish(ctx, attemptID, st, "", fromProvider)
 }
 
+// InFlight returns the attempts in flight through the sink's configuration.
+func (s eventSink) InFlight(ctx context.Context) ([]carrier.FollowedCall, error) {
+	list, err := s.e.db.InFlightAttempts(ctx, s.configID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]carrier.FollowedCall, len(list))
+	for i, a := range list {
+		out[i] = carrier.FollowedCall{AttemptID: a.ID, Answered: a.Answered}
+	}
+	return out, nil
+}
+
 // Answer builds the answer of attempt attemptID (API.md 6).
 func (s eventSink) Answer(ctx context.Context, attemptID int64) (carrier.Answer, error) {
 	a, c, ok := s.target(ctx, attemptID)

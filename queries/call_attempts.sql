@@ -120,3 +120,13 @@ UPDATE call_attempts SET executed = 1 WHERE id = ? AND executed = 0;
 -- webhook (they carry its token), a query or its deadline settles it.
 UPDATE call_attempts SET state = 'in_flight', caller_id = @caller_id, deadline_at = @deadline_at, error = @error
 WHERE id = @id AND state = 'dialing';
+
+-- name: InFlightAttemptIDsForConfig :many
+-- The attempts placed through a configuration whose outcome is still to be
+-- recorded: what its event stream must follow. Not those still dialing:
+-- their placement is under way (the carrier follows them itself) or was
+-- interrupted by a crash (Engine.Start settles them).
+SELECT a.id, CAST(a.answered_at IS NOT NULL AS INTEGER) AS answered FROM call_attempts a
+WHERE a.campaign_id IN (SELECT c.id FROM campaigns c WHERE c.telephony_configuration_id = ?)
+  AND a.state = 'in_flight'
+ORDER BY a.id;

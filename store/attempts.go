@@ -305,3 +305,23 @@ func (db *DB) CountCallerIDs(ctx context.Context, configID int64) (int, error) {
 	}
 	return int(n), nil
 }
+
+// InFlightAttempt is an attempt in flight and whether it was answered.
+type InFlightAttempt struct {
+	ID       int64
+	Answered bool
+}
+
+// InFlightAttempts returns the attempts in flight (placed, not final)
+// through telephony configuration configID, in id order.
+func (db *DB) InFlightAttempts(ctx context.Context, configID int64) ([]InFlightAttempt, error) {
+	rows, err := db.rq.InFlightAttemptIDsForConfig(ctx, configID)
+	if err != nil {
+		return nil, fmt.Errorf("attempts in flight of configuration: %w", err)
+	}
+	out := make([]InFlightAttempt, len(rows))
+	for i, r := range rows {
+		out[i] = InFlightAttempt{ID: r.ID, Answered: r.Answered == 1}
+	}
+	return out, nil
+}

@@ -77,6 +77,9 @@ func (a *ari) Events(ctx context.Context, sink EventSink) {
 		if err == nil {
 			a.setEventsState(true, false)
 			logs.connected(failures)
+			// Before the first event is read: an event of an adopted call
+			// must find it followed, answered if it was.
+			a.adoptInFlight(ctx)
 			a.work.Add(1)
 			go func() {
 				defer a.work.Done()
@@ -267,6 +270,13 @@ func (a *ari) reconcile(ctx context.Context) {
 	for _, id := range ids {
 		var ch ariChannel
 		status, err := a.do(ctx, http.MethodGet, a.url("channels/"+url.PathEscape(id), nil), nil, &ch)
+		if err == nil && strings.HasPrefix(ch.Name, "Local/") {
+			a.mu.Lock()
+			if c := a.calls[id]; c != nil {
+				c.local = true
+			}
+			a.mu.Unlock()
+		}
 		switch {
 		case status == http.StatusNotFound:
 			a.goneLater(id)
@@ -275,6 +285,39 @@ func (a *ari) reconcile(ctx context.Context) {
 		}
 		if ctx.Err() != nil {
 			return
+		}
+	}
+}
+
+// adoptInFlight follows every call the engine has in flight through this
+// configuration (EventSink.InFlight) that this carrier does not follow
+// yet: calls an earlier carrier of the configuration followed until an
+// update replaced it, or an earlier process placed. reconcile then looks
+// each of them up like its own.
+func (a *ari) adoptInFlight(ctx context.Context) {
+	a.mu.Lock()
+	sink := a.sink
+	a.mu.Unlock()
+	if sink == nil {
+		return
+	}
+	calls, err := sink.InFlight(ctx)
+	if err != nil {
+		return // the calls stay with the dialer's deadline
+	}
+	now := a.now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, f := range calls {
+		if _, known := a.calls[a.CallID(f.AttemptID)]; known {
+			continue
+		}
+		c := a.followLocked(a.CallID(f.AttemptID), f.AttemptID, false)
+		if f.Answered && !c.finished {
+			// Answered and handed to its agent or greeting by the carrier
+			// that followed it before: its end is an answered call's, and
+			// it is not answered again.
+			c.answered, c.answeredAt, c.ringing, c.answering = true, now, true, true
 		}
 	}
 }

@@ -20,6 +20,7 @@ type ariTestSink struct {
 	answer   Answer
 	err      error
 	changed  chan struct{}
+	inFlight []FollowedCall // what InFlight answers
 }
 
 func newARITestSink() *ariTestSink {
@@ -40,6 +41,12 @@ func (s *ariTestSink) Answer(_ context.Context, attemptID int64) (Answer, error)
 	s.mu.Unlock()
 	a.AttemptID = attemptID
 	return a, err
+}
+
+func (s *ariTestSink) InFlight(context.Context) ([]FollowedCall, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inFlight, nil
 }
 
 func (s *ariTestSink) poke() {

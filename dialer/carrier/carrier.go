@@ -185,6 +185,19 @@ type EventSink interface {
 	// Answer returns what to do with the answered call of attempt
 	// attemptID.
 	Answer(ctx context.Context, attemptID int64) (Answer, error)
+	// InFlight returns the attempts placed through the source's
+	// configuration whose outcome is still to be recorded. The
+	// source follows each of them after every (re)connect, also those an
+	// earlier carrier of the configuration (before an update) or an
+	// earlier process placed, so that no call is dropped by a swap.
+	InFlight(ctx context.Context) ([]FollowedCall, error)
+}
+
+// FollowedCall is an attempt in flight an EventSource follows, and whether
+// it was answered (its ending then reports an answered call's outcome).
+type FollowedCall struct {
+	AttemptID int64
+	Answered  bool
 }
 
 // EventSource is implemented by carriers whose status events come over a

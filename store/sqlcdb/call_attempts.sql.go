@@ -241,6 +241,45 @@ func (q *Queries) GetAttempt(ctx context.Context, id int64) (CallAttempt, error)
 	return i, err
 }
 
+const inFlightAttemptIDsForConfig = `-- name: InFlightAttemptIDsForConfig :many
+SELECT a.id, CAST(a.answered_at IS NOT NULL AS INTEGER) AS answered FROM call_attempts a
+WHERE a.campaign_id IN (SELECT c.id FROM campaigns c WHERE c.telephony_configuration_id = ?)
+  AND a.state = 'in_flight'
+ORDER BY a.id
+`
+
+type InFlightAttemptIDsForConfigRow struct {
+	ID       int64
+	Answered int64
+}
+
+// The attempts placed through a configuration whose outcome is still to be
+// recorded: what its event stream must follow. Not those still dialing:
+// their placement is under way (the carrier follows them itself) or was
+// interrupted by a crash (Engine.Start settles them).
+func (q *Queries) InFlightAttemptIDsForConfig(ctx context.Context, telephonyConfigurationID int64) ([]InFlightAttemptIDsForConfigRow, error) {
+	rows, err := q.query(ctx, q.inFlightAttemptIDsForConfigStmt, inFlightAttemptIDsForConfig, telephonyConfigurationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []InFlightAttemptIDsForConfigRow{}
+	for rows.Next() {
+		var i InFlightAttemptIDsForConfigRow
+		if err := rows.Scan(&i.ID, &i.Answered); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const insertAttempt = `-- name: InsertAttempt :one
 INSERT INTO call_attempts (campaign_id, contact_id, contact_row, attempt, priority, due_at, timezone, phone_number)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id

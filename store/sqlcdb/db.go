@@ -141,6 +141,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.hideCampaignStmt, err = db.PrepareContext(ctx, hideCampaign); err != nil {
 		return nil, fmt.Errorf("error preparing query HideCampaign: %w", err)
 	}
+	if q.inFlightAttemptIDsForConfigStmt, err = db.PrepareContext(ctx, inFlightAttemptIDsForConfig); err != nil {
+		return nil, fmt.Errorf("error preparing query InFlightAttemptIDsForConfig: %w", err)
+	}
 	if q.insertAttemptStmt, err = db.PrepareContext(ctx, insertAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertAttempt: %w", err)
 	}
@@ -528,6 +531,11 @@ func (q *Queries) Close() error {
 	if q.hideCampaignStmt != nil {
 		if cerr := q.hideCampaignStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing hideCampaignStmt: %w", cerr)
+		}
+	}
+	if q.inFlightAttemptIDsForConfigStmt != nil {
+		if cerr := q.inFlightAttemptIDsForConfigStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing inFlightAttemptIDsForConfigStmt: %w", cerr)
 		}
 	}
 	if q.insertAttemptStmt != nil {
@@ -923,6 +931,7 @@ type Queries struct {
 	getWorkflowStmt                         *sql.Stmt
 	hiddenCampaignIDsStmt                   *sql.Stmt
 	hideCampaignStmt                        *sql.Stmt
+	inFlightAttemptIDsForConfigStmt         *sql.Stmt
 	insertAttemptStmt                       *sql.Stmt
 	insertCampaignStmt                      *sql.Stmt
 	insertCampaignDefinitionStmt            *sql.Stmt
@@ -1031,6 +1040,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getWorkflowStmt:                         q.getWorkflowStmt,
 		hiddenCampaignIDsStmt:                   q.hiddenCampaignIDsStmt,
 		hideCampaignStmt:                        q.hideCampaignStmt,
+		inFlightAttemptIDsForConfigStmt:         q.inFlightAttemptIDsForConfigStmt,
 		insertAttemptStmt:                       q.insertAttemptStmt,
 		insertCampaignStmt:                      q.insertCampaignStmt,
 		insertCampaignDefinitionStmt:            q.insertCampaignDefinitionStmt,
