@@ -270,9 +270,13 @@ func plivoForgedAndReplayedWebhooks(t *testing.T, d plivosim.Dialect) {
 	}}, false)
 	c := h.campaign(2, store.Settings{}, nil)
 	h.do(c.ID, store.OpStart)
+	// In flight as well as ringing: the ring callback can arrive before
+	// the placement is recorded, and the snapshot below must not catch an
+	// attempt still dialing (issue 15 item 10).
 	simPoll(t, sim, "both calls ringing", func() bool {
 		list := h.attempts(c.ID)
-		return len(list) == 2 && deref(list[0].RawStatus) == "ringing" && deref(list[1].RawStatus) == "ringing"
+		return len(list) == 2 && deref(list[0].RawStatus) == "ringing" && deref(list[1].RawStatus) == "ringing" &&
+			list[0].State == store.AttemptInFlight && list[1].State == store.AttemptInFlight
 	})
 	before, campaignBefore, logsBefore := h.attempts(c.ID), h.get(c.ID), len(h.logs(c.ID, ""))
 	a1, a2 := before[0], before[1]

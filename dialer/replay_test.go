@@ -23,7 +23,7 @@ func TestWebhookRetryAfterFailedStore(t *testing.T) {
 	h.do(c.ID, store.OpStart)
 	simPoll(t, sim, "the call ringing", func() bool {
 		list := h.attempts(c.ID)
-		return len(list) == 1 && deref(list[0].RawStatus) == "ringing"
+		return len(list) == 1 && deref(list[0].RawStatus) == "ringing" && list[0].State == store.AttemptInFlight
 	})
 	a := h.attempts(c.ID)[0]
 	rec, _ := sim.Call(deref(a.ProviderCallID))
