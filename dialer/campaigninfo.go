@@ -33,7 +33,7 @@ func (e *Engine) campaignInfo(ctx context.Context, id int64) (*campaignInfo, err
 		ci.def = def
 	}
 	e.mu.Lock()
-	if e.infos == nil {
+	if e.infos == nil || len(e.infos) >= maxCachedCampaigns {
 		e.infos = map[int64]*campaignInfo{}
 	}
 	e.infos[id] = ci

@@ -29,6 +29,7 @@ func (e *Engine) aggregateLog(ctx context.Context, campaignID int64, level, even
 	if e.agg.entries == nil {
 		e.agg.entries = map[string]aggEntry{}
 	}
+	e.pruneAggregatedLocked(now)
 	ent, ok := e.agg.entries[key]
 	if ok && now.Sub(ent.since) < time.Minute {
 		ent.count++

@@ -220,3 +220,15 @@ func TestAmbiguousPlaceErrorUnknownAtDeadline(t *testing.T) {
 		t.Fatalf("%d create requests, want 1 (never placed again)", n)
 	}
 }
+
+// Issue 16 item 8: the engine's per-campaign caches are dropped once a
+// campaign's runner ends.
+func TestCampaignCachesEvicted(t *testing.T) {
+	h := newHarness(t, twiliosim.Config{Script: quickCalls})
+	for i := range 3 {
+		c := h.campaignFrom(10*i, 2, store.Settings{}, nil)
+		h.do(c.ID, store.OpStart)
+		h.waitState(c.ID, store.StateCompleted)
+	}
+	h.waitFor("the caches emptied", func() bool { return h.eng.CachedCampaigns() == 0 })
+}

@@ -140,6 +140,7 @@ func (r *runner) exit(ctx context.Context) bool {
 	r.done.Store(true)
 	if e.runners[r.id] == r {
 		delete(e.runners, r.id)
+		e.forgetCampaignLocked(r.id)
 	}
 	return true
 }
