@@ -18,8 +18,13 @@ import (
 
 // Defaults of serve's resource limits (docs/api.md 8, "Limits").
 const (
-	// defaultMaxConnsCap caps the default of --max-connections.
-	defaultMaxConnsCap = 10000
+	// defaultMaxConnsCap caps the default of --max-connections. A held
+	// connection costs about 50 KB of memory (buffers, goroutine stack, GC
+	// headroom), so a full flood at the cap stays under 2 GB; below the cap,
+	// the more connections the service can hold, the fewer a flood leaves
+	// waiting in the kernel's accept queue ahead of a real client
+	// (docs/performance.md, connection flood).
+	defaultMaxConnsCap = 32768
 	// fdHeadroom is the number of file descriptors the default of
 	// --max-connections leaves for everything but client connections: the
 	// database and its WAL, objects being written or read, the dialer's

@@ -187,8 +187,8 @@ func TestDefaultMaxConns(t *testing.T) {
 		files uint64
 		want  int
 	}{
-		{0, 512}, {20, 16}, {256, 128}, {1024, 512}, {2048, 1024}, {4096, 3072}, {20000, 10000}, {1 << 20, 10000},
-		{^uint64(0), 10000}, // unlimited
+		{0, 512}, {20, 16}, {256, 128}, {1024, 512}, {2048, 1024}, {4096, 3072}, {20000, 18976}, {1 << 20, 32768},
+		{^uint64(0), 32768}, // unlimited
 	} {
 		if got := defaultMaxConns(tc.files); got != tc.want {
 			t.Errorf("defaultMaxConns(%d) = %d, want %d", tc.files, got, tc.want)

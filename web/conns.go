@@ -18,24 +18,35 @@ import (
 // connections that hold a slot without using it, so that a flood of idle or
 // stalled connections cannot keep a health check or an API call out.
 //
-// Why shedding: at the cap, netutil.LimitListener stops accepting, and new
-// connections wait in the kernel's accept queue behind the flood; once that
-// queue is full the kernel drops their SYNs and the client retries after
-// 1 s, 3 s, 7 s. A short body deadline alone only churns the flood: every
-// closed slot goes to the next queued flood connection. So from ShedAt
-// open connections on, the tracker closes, oldest first, those that use
-// their slot for nothing: idle keep-alives, connections whose request
-// headers have not arrived within StallAfter, and requests blocked reading
-// a body that has brought less than the minimum rate's worth of bytes in
-// StallAfter. Accept then never stops, the queue stays short, and a new
-// connection is served at once. A request being handled or answered, or a
-// body arriving at the minimum rate or faster, is never shed.
+// Why shedding, and why at accept: at the cap, netutil.LimitListener stops
+// accepting, and new connections wait in the kernel's accept queue behind
+// the flood; once that queue is full (net.core.somaxconn) the kernel drops
+// their SYNs and the client retries after 1 s, 3 s, 7 s. A short body
+// deadline alone only churns the flood: every freed slot goes to the next
+// queued flood connection. So the tracker keeps Accept from ever waiting on
+// connections that do nothing:
+//
+//   - from ShedAt open connections on, a background pass closes, oldest
+//     first, idle keep-alives, connections whose request head has not come
+//     within StallAfter, and requests blocked reading a body that brought
+//     less than the minimum rate's worth of bytes in StallAfter;
+//   - from EvictAt on (just below MaxConns), each new connection closes the
+//     oldest connection that is idle, or has been without a complete
+//     request head, or blocked on a body that has not started, for a
+//     quarter of StallAfter; the background pass does the same while the
+//     count stays at or above EvictAt.
+//
+// The accept queue then drains as fast as the service accepts, and a new
+// connection is read and answered at once. A request being handled or
+// answered, or a body that keeps arriving, is never shed; LimitListener
+// stops accepting only when every connection is doing such work.
 type ConnLimits struct {
 	// MaxConns caps concurrent connections (netutil.LimitListener); <= 0
 	// means no cap and no shedding.
 	MaxConns int
 	// ShedAt is the number of open connections from which idle and stalled
-	// ones are shed, down to 95 % of it; 0 means 3/4 of MaxConns.
+	// ones are shed, down to 95 % of it; 0 means 3/4 of MaxConns. From
+	// EvictAt, MaxConns minus 1/64 of it, each new connection evicts one.
 	ShedAt int
 	// StallAfter is how long a connection may go without progress (request
 	// headers completed, or the minimum rate's worth of body bytes) before
@@ -82,6 +93,7 @@ func (cl ConnLimits) Apply(srv *http.Server, ln net.Listener) (net.Listener, *Co
 		if t.shedAt <= 0 || t.shedAt > cl.MaxConns {
 			t.shedAt = max(cl.MaxConns*3/4, 1)
 		}
+		t.evictAt = max(cl.MaxConns-max(cl.MaxConns/64, 1), 1)
 		ln = netutil.LimitListener(ln, cl.MaxConns)
 	}
 	prevCtx, prevState := srv.ConnContext, srv.ConnState
@@ -107,6 +119,7 @@ func (cl ConnLimits) Apply(srv *http.Server, ln net.Listener) (net.Listener, *Co
 type ConnTracker struct {
 	stallAfter time.Duration
 	shedAt     int // 0: never shed
+	evictAt    int // 0: never evict
 	now        func() time.Time
 	log        *slog.Logger
 
@@ -128,8 +141,9 @@ type trackedConn struct {
 	elem   *list.Element
 	state  atomic.Int32 // http.ConnState
 	since  atomic.Int64 // unix ns of the last progress: accepted, request read, body bytes, idle
-	inBody atomic.Int32 // > 0 while the handler is blocked reading the body
-	closed bool         // being shed or gone (under t.mu)
+	inBody  atomic.Int32 // > 0 while the handler is blocked reading the body
+	gotBody atomic.Bool  // the current request's body has started arriving
+	closed  bool         // being shed or gone (under t.mu)
 }
 
 type connKey struct{}
@@ -144,18 +158,30 @@ func connFromContext(ctx context.Context) *trackedConn {
 // touch marks progress on the connection.
 func (tc *trackedConn) touch() { tc.since.Store(tc.t.now().UnixNano()) }
 
-// sheddable reports whether the connection holds its slot for nothing.
-func (tc *trackedConn) sheddable(now int64, stall int64) bool {
+// sheddable reports whether the connection holds its slot for nothing:
+// idle, or without progress for stall (no request head yet, or blocked on
+// a body that brings too little). Urgent (near the cap), a connection
+// without a request head, or blocked on a body that has not started, for
+// grace is sheddable too.
+func (tc *trackedConn) sheddable(now, stall, grace int64, urgent bool) bool {
+	age := now - tc.since.Load()
 	switch http.ConnState(tc.state.Load()) {
 	case http.StateIdle:
 		return true
 	case http.StateNew:
-		return now-tc.since.Load() >= stall
+		return age >= stall || urgent && age >= grace
 	case http.StateActive:
-		return tc.inBody.Load() > 0 && now-tc.since.Load() >= stall
+		if tc.inBody.Load() == 0 {
+			return false
+		}
+		return age >= stall || urgent && !tc.gotBody.Load() && age >= grace
 	}
 	return false
 }
+
+// grace is how long a new connection, or a request whose body has not
+// started, is safe from shedding near the cap: a quarter of StallAfter.
+func (t *ConnTracker) grace() int64 { return int64(t.stallAfter / 4) }
 
 // Open returns the number of connections open now (being shed excluded).
 func (t *ConnTracker) Open() int {
@@ -179,7 +205,15 @@ func (t *ConnTracker) add(c net.Conn) *trackedConn {
 	t.conns[c] = tc
 	t.open++
 	over := t.shedAt > 0 && t.open >= t.shedAt
+	var evict net.Conn
+	if t.evictAt > 0 && t.open > t.evictAt {
+		evict = t.evictOldest(tc)
+	}
 	t.mu.Unlock()
+	if evict != nil {
+		_ = evict.Close()
+		t.shed.Add(1)
+	}
 	if over {
 		select {
 		case t.kick <- struct{}{}:
@@ -187,6 +221,24 @@ func (t *ConnTracker) add(c net.Conn) *trackedConn {
 		}
 	}
 	return tc
+}
+
+// evictOldest marks the oldest connection but newcomer that is sheddable
+// with urgency as closed and returns it (nil: none). t.mu is held.
+func (t *ConnTracker) evictOldest(newcomer *trackedConn) net.Conn {
+	now, stall := t.now().UnixNano(), int64(t.stallAfter)
+	for e := t.order.Front(); e != nil; e = e.Next() {
+		tc := e.Value.(*trackedConn)
+		if tc == newcomer {
+			return nil
+		}
+		if !tc.closed && tc.sheddable(now, stall, t.grace(), true) {
+			tc.closed = true
+			t.open--
+			return tc.c
+		}
+	}
+	return nil
 }
 
 func (t *ConnTracker) setState(c net.Conn, st http.ConnState) {
@@ -203,6 +255,9 @@ func (t *ConnTracker) setState(c net.Conn, st http.ConnState) {
 	t.mu.Unlock()
 	if tc == nil {
 		return
+	}
+	if st == http.StateActive {
+		tc.gotBody.Store(false)
 	}
 	tc.state.Store(int32(st))
 	if st == http.StateActive || st == http.StateIdle {
@@ -228,8 +283,8 @@ func (t *ConnTracker) run() {
 		retry = nil
 		if over {
 			// Not enough could be shed yet: try again once more may have
-			// stalled.
-			retry = time.After(max(t.stallAfter/4, shedPause))
+			// stalled, or passed their grace.
+			retry = time.After(max(time.Duration(t.grace()), shedPause))
 		}
 		if shedSinceLog += int64(n); shedSinceLog > 0 && time.Since(logged) >= 10*time.Second {
 			t.log.Warn("connections shed: idle or stalled while near the cap",
@@ -245,27 +300,31 @@ func (t *ConnTracker) run() {
 }
 
 // shedOnce closes idle and stalled connections, oldest first, until 95 % of
-// shedAt are open; it returns how many it closed and whether the open
-// count is still at or above shedAt.
+// shedAt are open; then, if EvictAt connections are still open, those
+// sheddable with urgency until 1/64 below EvictAt. It returns how many it
+// closed and whether the open count is still at or above shedAt.
 func (t *ConnTracker) shedOnce() (int, bool) {
 	if t.shedAt <= 0 {
 		return 0, false
 	}
-	target := t.shedAt - max(t.shedAt/20, 1)
-	now, stall := t.now().UnixNano(), int64(t.stallAfter)
+	now, stall, grace := t.now().UnixNano(), int64(t.stallAfter), t.grace()
 	var victims []net.Conn
-	t.mu.Lock()
-	if t.open < t.shedAt {
-		t.mu.Unlock()
-		return 0, false
-	}
-	for e := t.order.Front(); e != nil && t.open > target; e = e.Next() {
-		tc := e.Value.(*trackedConn)
-		if !tc.closed && tc.sheddable(now, stall) {
-			tc.closed = true
-			t.open--
-			victims = append(victims, tc.c)
+	pass := func(target int, urgent bool) {
+		for e := t.order.Front(); e != nil && t.open > target; e = e.Next() {
+			tc := e.Value.(*trackedConn)
+			if !tc.closed && tc.sheddable(now, stall, grace, urgent) {
+				tc.closed = true
+				t.open--
+				victims = append(victims, tc.c)
+			}
 		}
+	}
+	t.mu.Lock()
+	if t.open >= t.shedAt {
+		pass(t.shedAt-max(t.shedAt/20, 1), false)
+	}
+	if t.evictAt > 0 && t.open >= t.evictAt {
+		pass(t.evictAt-max(t.evictAt/64, 1), true)
 	}
 	over := t.open >= t.shedAt
 	t.mu.Unlock()

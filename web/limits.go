@@ -149,6 +149,9 @@ func (g *guardedBody) Read(p []byte) (int, error) {
 		g.conn.inBody.Add(-1)
 	}
 	if n > 0 {
+		if g.conn != nil && g.got == 0 && g.progress == 0 {
+			g.conn.gotBody.Store(true)
+		}
 		g.got += int64(n)
 		g.progress += int64(n)
 		if g.conn != nil && g.progress >= g.progressQuantum {

@@ -99,6 +99,12 @@ func dialRaw(t *testing.T, addr string) *rawConn {
 // "Name: value" lines, and Content-Length when length >= 0.
 func (rc *rawConn) head(method, path string, length int, headers ...string) {
 	rc.t.Helper()
+	rc.request(method, path, length, "", headers...)
+}
+
+// request writes a request head as head does, and body, in one write.
+func (rc *rawConn) request(method, path string, length int, body string, headers ...string) {
+	rc.t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\n", method, path, rc.c.RemoteAddr())
 	for _, h := range headers {
@@ -108,7 +114,7 @@ func (rc *rawConn) head(method, path string, length int, headers ...string) {
 		fmt.Fprintf(&b, "Content-Length: %d\r\n", length)
 	}
 	b.WriteString("\r\n")
-	rc.write(b.String())
+	rc.write(b.String() + body)
 }
 
 func (rc *rawConn) write(s string) {
