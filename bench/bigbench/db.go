@@ -1,0 +1,96 @@
+package main
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // the driver the service uses
+)
+
+// dbFile is the service's database in its data directory (cmd/root.go);
+// SQLite keeps its write-ahead log beside it in dbFile + "-wal".
+const dbFile = "outdial.db"
+
+// fileSize is the size of a file in bytes, 0 when it does not exist.
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// dbSizes returns the sizes of the database file and its WAL.
+func dbSizes(dataDir string) (db, wal int64) {
+	p := filepath.Join(dataDir, dbFile)
+	return fileSize(p), fileSize(p + "-wal")
+}
+
+// openDB opens the service's database with modernc.org/sqlite, read-only
+// (a pool of one connection, for polling while the service runs) or
+// read-write (only while the service is stopped).
+func openDB(dataDir string, readOnly bool) (*sql.DB, error) {
+	dsn := "file:" + filepath.Join(dataDir, dbFile) + "?_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)"
+	if readOnly {
+		dsn += "&mode=ro"
+	} else {
+		dsn += "&_pragma=journal_mode(WAL)"
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	return db, db.Ping()
+}
+
+// count runs a SELECT of one integer.
+func count(db *sql.DB, query string, args ...any) (int64, error) {
+	var n int64
+	err := db.QueryRow(query, args...).Scan(&n)
+	return n, err
+}
+
+// inList is "?, ?, ?" for n arguments.
+func inList(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
+
+// remaining reports whether campaigns ids still have rows in the
+// database (1 or 0 each): contacts, call attempts, the campaign rows.
+func remaining(db *sql.DB, ids []int64) (contacts, attempts, campaigns int64, err error) {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	in := inList(len(ids))
+	q := fmt.Sprintf(`SELECT EXISTS (SELECT 1 FROM contacts WHERE campaign_id IN (%s)),
+		EXISTS (SELECT 1 FROM call_attempts WHERE campaign_id IN (%s)),
+		EXISTS (SELECT 1 FROM campaigns WHERE id IN (%s))`, in, in, in)
+	err = db.QueryRow(q, append(append(append([]any{}, args...), args...), args...)...).Scan(&contacts, &attempts, &campaigns)
+	return contacts, attempts, campaigns, err
+}
+
+// markAllBusy makes every contact of campaign id final with outcome busy,
+// in one transaction, and truncates the WAL afterwards. The service must
+// be stopped.
+func markAllBusy(dataDir string, id int64) (int64, time.Duration, error) {
+	db, err := openDB(dataDir, false)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer db.Close()
+	t := time.Now()
+	res, err := db.Exec(`UPDATE contacts SET is_final = 1, outcome = 'busy' WHERE campaign_id = ?`, id)
+	if err != nil {
+		return 0, 0, fmt.Errorf("mark contacts busy: %w", err)
+	}
+	took := time.Since(t)
+	n, _ := res.RowsAffected()
+	if _, err := db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		return 0, 0, fmt.Errorf("checkpoint: %w", err)
+	}
+	return n, took, nil
+}
