@@ -36,8 +36,10 @@ import (
 //     quarter of StallAfter; the background pass does the same while the
 //     count stays at or above EvictAt.
 //
-// The accept queue then drains as fast as the service accepts, and a new
-// connection is read and answered at once. A request being handled or
+// Passes close at most 1/256 of ShedAt connections each (every 20 ms at
+// most), because a flood reconnects at once and a mass close would refill
+// the accept queue in one burst. The accept queue then drains as fast as
+// the service accepts, and a new connection is read and answered at once. A request being handled or
 // answered, or a body that keeps arriving, is never shed; LimitListener
 // stops accepting only when every connection is doing such work.
 type ConnLimits struct {
@@ -256,8 +258,9 @@ func (t *ConnTracker) setState(c net.Conn, st http.ConnState) {
 	if tc == nil {
 		return
 	}
-	if st == http.StateActive {
+	if st == http.StateActive || st == http.StateIdle {
 		tc.gotBody.Store(false)
+		tc.inBody.Store(0)
 	}
 	tc.state.Store(int32(st))
 	if st == http.StateActive || st == http.StateIdle {
@@ -301,16 +304,21 @@ func (t *ConnTracker) run() {
 
 // shedOnce closes idle and stalled connections, oldest first, until 95 % of
 // shedAt are open; then, if EvictAt connections are still open, those
-// sheddable with urgency until 1/64 below EvictAt. It returns how many it
-// closed and whether the open count is still at or above shedAt.
+// sheddable with urgency until 1/64 below EvictAt; at most 1/256 of shedAt
+// (at least 8) in all. It returns how many it closed and whether the open
+// count is still at or above shedAt.
 func (t *ConnTracker) shedOnce() (int, bool) {
 	if t.shedAt <= 0 {
 		return 0, false
 	}
 	now, stall, grace := t.now().UnixNano(), int64(t.stallAfter), t.grace()
 	var victims []net.Conn
+	// A pass closes at most batch connections: a flood's clients
+	// reconnect at once, and a mass close would refill the kernel's
+	// accept queue in one burst (dropping a real client's SYN with it).
+	batch := max(t.shedAt/256, 8)
 	pass := func(target int, urgent bool) {
-		for e := t.order.Front(); e != nil && t.open > target; e = e.Next() {
+		for e := t.order.Front(); e != nil && t.open > target && len(victims) < batch; e = e.Next() {
 			tc := e.Value.(*trackedConn)
 			if !tc.closed && tc.sheddable(now, stall, grace, urgent) {
 				tc.closed = true

@@ -38,13 +38,19 @@ func TestFloodOfStalledConnectionsIsShed(t *testing.T) {
 		upload <- status
 	}()
 
-	// 80 connections that send a head and never the body, twice the cap.
+	// 80 connections that send a head and never the body, twice the cap:
+	// half to a handler that reads its body, half to one that does not
+	// (net/http then waits for the body before answering).
 	var wg sync.WaitGroup
 	flood := make([]*rawConn, 80)
 	for i := range flood {
 		wg.Go(func() {
 			rc := dialRaw(t, le.addr)
-			rc.head(http.MethodPost, "/api/v1/workflow", 100, "X-API-Key: "+le.keyB, "Content-Type: application/json")
+			if i%2 == 0 {
+				rc.head(http.MethodPost, "/api/v1/workflow", 100, "X-API-Key: "+le.keyB, "Content-Type: application/json")
+			} else {
+				rc.head(http.MethodGet, "/api/v1/health", 100)
+			}
 			flood[i] = rc
 		})
 	}

@@ -67,10 +67,14 @@ func (l *Limits) rate() bool { return l.BodyMinRate > 0 && l.BodyRateWindow > 0 
 // body gets no deadline at all.
 //
 // When the handler returns without having read the body to its end (an
-// early 401, 404, 413, a health check sent with a Content-Length), the
-// read deadline is moved to the past: net/http then keeps the connection
-// only if the rest of the body is already buffered, and otherwise answers
-// and closes it at once instead of waiting for a body that may never come.
+// early 401, 404, 413, a health check sent with a Content-Length), net/http
+// reads the rest of the body (up to 256 KiB) before it answers, so that the
+// connection can serve the next request. That read keeps the deadlines: the
+// answer waits at most until the body's current deadline, then the
+// connection is closed; and the connection counts as waiting for a body,
+// so it can be shed near the connection cap. (Closing at once instead
+// would turn a flood of such requests into a reconnect storm that keeps
+// the kernel's accept queue full; a held connection costs memory only.)
 func (s *Server) guardBody(w http.ResponseWriter, r *http.Request) (*http.Request, func()) {
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 || !s.limits.bodyDeadlines() {
 		return r, func() {}
@@ -105,9 +109,6 @@ func (s *Server) isObjectPath(path string) bool {
 	return s.objects != nil && s.objPrefix != "" &&
 		(strings.HasPrefix(path, s.objPrefix) || path == strings.TrimSuffix(s.objPrefix, "/"))
 }
-
-// aLongTimeAgo is a read deadline in the past: reads fail at once.
-var aLongTimeAgo = time.Unix(1, 0)
 
 // guardedBody is a request body read under moving deadlines; see
 // Server.guardBody. Only the handler's goroutine reads it.
@@ -177,7 +178,9 @@ func (g *guardedBody) Close() error { return g.body.Close() }
 
 // done is called when the handler has returned; see Server.guardBody.
 func (g *guardedBody) done() {
-	if !g.eof {
-		_ = g.rc.SetReadDeadline(aLongTimeAgo)
+	if !g.eof && g.conn != nil {
+		// net/http's own read of the rest waits for a body like a handler
+		// would; setState clears this with the next request.
+		g.conn.inBody.Add(1)
 	}
 }

@@ -120,7 +120,9 @@ func main() {
 	ramp := probe.cut(fmt.Sprintf("ramp (%.1f s to %d open)", rampTook.Seconds(), fl.open.Load()))
 	mon.reset()
 	closed0 := fl.closed.Load()
+	overflows0 := listenOverflows()
 	time.Sleep(*duration)
+	overflows := listenOverflows() - overflows0
 	steady := probe.cut(fmt.Sprintf("steady (%v with the flood held)", *duration))
 	rss, rssPeak, fds, fdsPeak, hwm := mon.figures()
 	minOpen := fl.minOpen(start.Add(rampTook))
@@ -144,6 +146,7 @@ func main() {
 	fmt.Printf("service memory: VmRSS %.0f MB at the end of the steady phase (peak sampled %.0f MB), VmHWM %.0f MB\n", mb(rss), mb(rssPeak), mb(hwm))
 	fmt.Printf("service open fds: %d at the end of the steady phase (peak sampled %d)\n", fds, fdsPeak)
 	fmt.Printf("service log: %d connections shed; %d \"too many open files\" accept errors\n", shed, strings.Count(string(logText), "too many open files"))
+	fmt.Printf("kernel: %d SYNs dropped by a full accept queue during the steady phase (TcpExtListenOverflows, whole machine)\n", overflows)
 	ok := steady.health.within(time.Second) == 1 && steady.authed.within(time.Second) == 1
 	fmt.Printf("every probe of the steady phase within 1 s: %v\n", ok)
 }
@@ -544,6 +547,31 @@ func countFDs(pid int) int {
 	defer d.Close()
 	names, _ := d.Readdirnames(-1)
 	return len(names)
+}
+
+// listenOverflows returns the machine's count of connections dropped
+// because a listener's accept queue was full (/proc/net/netstat TcpExt
+// ListenOverflows).
+func listenOverflows() int64 {
+	b, err := os.ReadFile("/proc/net/netstat")
+	if err != nil {
+		return 0
+	}
+	lines := strings.Split(string(b), "\n")
+	for i := 0; i+1 < len(lines); i += 2 {
+		names, values := strings.Fields(lines[i]), strings.Fields(lines[i+1])
+		if len(names) == 0 || names[0] != "TcpExt:" || len(values) != len(names) {
+			continue
+		}
+		for j, n := range names {
+			if n == "ListenOverflows" {
+				var v int64
+				fmt.Sscan(values[j], &v)
+				return v
+			}
+		}
+	}
+	return 0
 }
 
 // findLine returns the first line of b containing s.
