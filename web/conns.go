@@ -138,11 +138,11 @@ type ConnTracker struct {
 
 // trackedConn is one connection's state, for shedding.
 type trackedConn struct {
-	t      *ConnTracker
-	c      net.Conn
-	elem   *list.Element
-	state  atomic.Int32 // http.ConnState
-	since  atomic.Int64 // unix ns of the last progress: accepted, request read, body bytes, idle
+	t       *ConnTracker
+	c       net.Conn
+	elem    *list.Element
+	state   atomic.Int32 // http.ConnState
+	since   atomic.Int64 // unix ns of the last progress: accepted, request read, body bytes, idle
 	inBody  atomic.Int32 // > 0 while the handler is blocked reading the body
 	gotBody atomic.Bool  // the current request's body has started arriving
 	closed  bool         // being shed or gone (under t.mu)
