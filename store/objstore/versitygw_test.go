@@ -129,6 +129,25 @@ func TestRemoteStoreAgainstVersitygw(t *testing.T) {
 		t.Fatalf("Open after refused PUT = %v, want ErrNotFound", err)
 	}
 
+	// Listing by prefix (the upload quota, the retention sweep) and
+	// deleting (RemoveObject) against an independent S3 implementation.
+	for _, k := range []string{"campaigns/13/b.csv", "campaigns/13/a.csv", "campaigns/14/c.csv"} {
+		if _, err := st.Put(ctx, k, "text/csv", strings.NewReader("ab"), 2); err != nil {
+			t.Fatalf("Put(%q): %v", k, err)
+		}
+	}
+	objs, err := st.List(ctx, "campaigns/13/")
+	if err != nil || len(objs) != 2 || objs[0].Key != "campaigns/13/a.csv" || objs[1].Key != "campaigns/13/b.csv" ||
+		objs[0].Size != 2 || objs[0].LastModified.IsZero() {
+		t.Fatalf("List(campaigns/13/) = %+v, %v", objs, err)
+	}
+	if err := st.Delete(ctx, "campaigns/13/a.csv"); err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	if objs, err := st.List(ctx, "campaigns/13/"); err != nil || len(objs) != 1 || objs[0].Key != "campaigns/13/b.csv" {
+		t.Fatalf("List after Delete = %+v, %v", objs, err)
+	}
+
 	if _, err := NewRemote(ctx, RemoteConfig{Endpoint: addr, Bucket: "outdial-uploads", AccessKey: ak, SecretKey: "wrong", Insecure: true}); err == nil {
 		t.Fatal("NewRemote with a wrong secret succeeded")
 	}
