@@ -24,8 +24,8 @@ func TestBodyThatNeverArrivesIsCut(t *testing.T) {
 	le := newLimitedEnv(t, 1<<20, testBodyLimits, web.ConnLimits{MaxConns: 100}, nil)
 	rc := dialRaw(t, le.addr)
 	rc.head(http.MethodPost, "/api/v1/workflow", 100, "X-API-Key: "+le.keyA, "Content-Type: application/json")
-	took := rc.closedWithin(3 * time.Second)
-	if took < testWindow-50*time.Millisecond || took > testWindow+700*time.Millisecond {
+	took := rc.closedWithin(5 * time.Second)
+	if took < testWindow-50*time.Millisecond || took > testWindow+2*time.Second {
 		t.Fatalf("connection closed after %v, want about one window (%v)", took, testWindow)
 	}
 }
@@ -37,7 +37,7 @@ func TestAPIBodyDeadline(t *testing.T) {
 	rc := dialRaw(t, le.addr)
 	rc.head(http.MethodPost, "/api/v1/workflow", 1<<20, "X-API-Key: "+le.keyA, "Content-Type: application/json")
 	start := time.Now()
-	stop := time.After(4 * time.Second)
+	stop := time.After(6 * time.Second)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	chunk := `{"name":"` + strings.Repeat("x", 1024) // 20 KiB/s: three times the minimum rate
@@ -49,10 +49,10 @@ func TestAPIBodyDeadline(t *testing.T) {
 		case <-tick.C:
 			continue
 		case <-stop:
-			t.Fatal("the body was still being read after 4 s")
+			t.Fatal("the body was still being read after 6 s")
 		}
 	}
-	if took := time.Since(start); took < 1400*time.Millisecond || took > 2500*time.Millisecond {
+	if took := time.Since(start); took < 1400*time.Millisecond || took > 4*time.Second {
 		t.Fatalf("cut after %v, want about the 1.5 s body deadline", took)
 	}
 }
@@ -76,12 +76,12 @@ func TestUnreadBodyWaitsOneWindow(t *testing.T) {
 		rc := dialRaw(t, le.addr)
 		start := time.Now()
 		rc.head(tc.method, tc.path, 1000)
-		res, _, ok := rc.response(3 * time.Second)
+		res, _, ok := rc.response(5 * time.Second)
 		took := time.Since(start)
 		if !ok || res.StatusCode != tc.status {
 			t.Fatalf("%s %s: answered %v (%v), want %d", tc.method, tc.path, res, ok, tc.status)
 		}
-		if took < testWindow-50*time.Millisecond || took > testWindow+700*time.Millisecond {
+		if took < testWindow-50*time.Millisecond || took > testWindow+2*time.Second {
 			t.Fatalf("%s %s: answered after %v, want about one window (%v)", tc.method, tc.path, took, testWindow)
 		}
 		rc.closedWithin(time.Second)
@@ -149,7 +149,7 @@ func TestUploadMinimumRate(t *testing.T) {
 	// 1 KiB every 400 ms: 2.5 KiB/s, below the minimum.
 	slow := le.presign(le.keyA, "slow.csv", size)
 	status, took = uploadAtRate(t, le, slow.URL, size, 1<<10, 400*time.Millisecond)
-	if status == http.StatusOK || took > 2*time.Second {
+	if status == http.StatusOK || took > 4*time.Second {
 		t.Fatalf("slow upload: status %d after %v, want cut within a window or two", status, took)
 	}
 	le.wantNoObjectKey(slow.Key)
