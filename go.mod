@@ -1,6 +1,6 @@
 module github.com/outdial/outdial
 
-go 1.26.8
+go 1.27.3
 
 require (
 	github.com/coder/websocket v1.8.14
