@@ -18,8 +18,8 @@ import (
 // The contacts are written in short transactions while feed runs (see
 // import.go), so an import of any size never holds the writer for long; the
 // campaign becomes visible only when the last one commits. On an error the
-// rows already written are purged in the background; the campaign was never
-// visible.
+// rows already written are purged (at once when few, else in the
+// background); the campaign was never visible.
 func (db *DB) CreateCampaign(ctx context.Context, orgID int64, nc NewCampaign, feed func(add func(ContactInput) error) (columns []string, err error)) (*Campaign, error) {
 	id, err := db.beginImport(ctx, orgID, nc)
 	if err != nil {
@@ -27,7 +27,7 @@ func (db *DB) CreateCampaign(ctx context.Context, orgID int64, nc NewCampaign, f
 	}
 	imp, err := db.newImporter(ctx, id)
 	if err != nil {
-		db.discardImport(id)
+		db.discardImport(id, 0)
 		return nil, err
 	}
 	columns, err := feed(imp.add)
@@ -41,7 +41,7 @@ func (db *DB) CreateCampaign(ctx context.Context, orgID int64, nc NewCampaign, f
 		err = db.publishImport(ctx, id, nc.RedialOf, imp.rows, imp.last, columns, imp.timezones())
 	}
 	if err != nil {
-		db.discardImport(id)
+		db.discardImport(id, imp.rows)
 		return nil, err
 	}
 	return db.GetCampaign(ctx, orgID, id)
@@ -104,7 +104,7 @@ func (db *DB) RedialCampaign(ctx context.Context, orgID int64, nc NewCampaign, c
 		err = db.publishImport(ctx, id, nc.RedialOf, rows, after, columns, slices.Sorted(maps.Keys(tzs)))
 	}
 	if err != nil {
-		db.discardImport(id)
+		db.discardImport(id, rows)
 		return nil, err
 	}
 	return db.GetCampaign(ctx, orgID, id)

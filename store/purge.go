@@ -93,9 +93,11 @@ func (db *DB) schedulePurge(id int64) {
 	}
 }
 
-// discardImport hides a failed import and schedules its purge. It runs
-// with its own context: the request's may be the reason the import failed.
-func (db *DB) discardImport(id int64) {
+// discardImport hides a failed import of about rows contacts and purges
+// it: at once when it is small (a rejected CSV of a few thousand rows is
+// gone before the 422 is answered), else in the background. It runs with
+// its own context: the request's may be the reason the import failed.
+func (db *DB) discardImport(id, rows int64) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := db.wq.DiscardImport(ctx, id); err != nil {
@@ -103,8 +105,17 @@ func (db *DB) discardImport(id int64) {
 		db.p.log.Load().Error("store: discard import", slog.Int64("campaign_id", id), slog.String("error", err.Error()))
 		return
 	}
+	if rows <= inlinePurgeRows {
+		if err := db.purge(ctx, id); err == nil {
+			return
+		}
+	}
 	db.schedulePurge(id)
 }
+
+// inlinePurgeRows: a failed import of at most this many contacts is purged
+// before its error is answered (a few short transactions).
+const inlinePurgeRows = 5 * purgeChunkRows
 
 // ResumePurges schedules the purge of every hidden campaign: deletions not
 // finished and imports a crash interrupted. Only the serving process may

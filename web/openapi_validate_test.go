@@ -3,6 +3,7 @@ package web_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -167,6 +168,18 @@ var loadOpenAPIValidator = sync.OnceValues(func() (*openAPIValidator, error) {
 	}
 	// text/xml answers (provider markup) are checked as text.
 	openapi3filter.RegisterBodyDecoder("text/xml", openapi3filter.PlainBodyDecoder)
+	// JSON as RFC 8259 reads it: a saved draft workflow is echoed as sent,
+	// duplicate member names included, which kin-openapi's decoder built
+	// with Go 1.25+'s encoding/json v2 refuses.
+	openapi3filter.RegisterBodyDecoder("application/json", func(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
+		var v any
+		dec := json.NewDecoder(body)
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
+			return nil, &openapi3filter.ParseError{Kind: openapi3filter.KindInvalidFormat, Cause: err}
+		}
+		return v, nil
+	})
 	router, err := gorillamux.NewRouter(doc)
 	if err != nil {
 		return nil, fmt.Errorf("router: %w", err)
