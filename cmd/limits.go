@@ -46,6 +46,7 @@ func addLimitFlags(f *pflag.FlagSet) {
 	f.Int("upload-quota-files", 100, "contacts uploads an organization may keep, stored plus presigned; a presign beyond answers 413 (0: no quota)")
 	f.Duration("upload-retention", 24*time.Hour, "age at which an upload no campaign was created from is deleted (0: kept)")
 	f.Duration("upload-sweep-interval", 5*time.Minute, "how often uploads are swept: deleted once a campaign was created from them, or when older than --upload-retention (0: never)")
+	f.Int("max-campaign-rows", web.DefaultMaxCampaignRows, "contacts one campaign may have; a CSV with more is refused with 422 csv_too_many_rows and nothing is stored")
 }
 
 // servedLimits are the limits of one serve run.
@@ -72,6 +73,7 @@ func setupLimits(ctx context.Context, f *pflag.FlagSet, dataDir string, cfg *web
 	quotaFiles, _ := f.GetInt("upload-quota-files")
 	retention, _ := f.GetDuration("upload-retention")
 	sweepEvery, _ := f.GetDuration("upload-sweep-interval")
+	maxRows, _ := f.GetInt("max-campaign-rows")
 	switch {
 	case maxConns < 0:
 		return nil, fmt.Errorf("--max-connections must be 0 (automatic) or more, not %d", maxConns)
@@ -79,6 +81,8 @@ func setupLimits(ctx context.Context, f *pflag.FlagSet, dataDir string, cfg *web
 		return nil, fmt.Errorf("--read-header-timeout and --idle-timeout must be positive")
 	case bodyTimeout < 0 || minRate < 0 || window < 0 || quotaBytes < 0 || quotaFiles < 0 || retention < 0 || sweepEvery < 0:
 		return nil, fmt.Errorf("body, quota and retention limits must not be negative (0 turns one off)")
+	case maxRows < 1:
+		return nil, fmt.Errorf("--max-campaign-rows must be at least 1, not %d", maxRows)
 	}
 	if maxConns == 0 {
 		maxConns = defaultMaxConns(openFiles)
@@ -94,6 +98,7 @@ func setupLimits(ctx context.Context, f *pflag.FlagSet, dataDir string, cfg *web
 		BodyTimeout: bodyTimeout, BodyMinRate: minRate, BodyRateWindow: window,
 		DiskReserve:      reserve,
 		UploadQuotaBytes: quotaBytes, UploadQuotaFiles: quotaFiles, UploadRetention: retention,
+		MaxCampaignRows: maxRows,
 	}
 	lim := &servedLimits{log: log, conns: web.ConnLimits{MaxConns: maxConns, ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout, Log: log}}
 	log.Info("limits",

@@ -150,9 +150,21 @@ func (s *Server) readContacts(ctx context.Context, org int64, key string, countr
 	// A remote S3 service does not enforce the size a presigned URL was
 	// made for; never read more than the largest allowed upload.
 	counted := &countingReader{r: io.LimitReader(rc, s.maxUpload+1)}
+	maxRows := s.limits.MaxCampaignRows
+	if maxRows <= 0 {
+		maxRows = DefaultMaxCampaignRows
+	}
+	rows := 0
 	res, err := contacts.Read(ctx, counted, opts, func(c contacts.Contact) error {
+		if rows++; rows > maxRows {
+			return errTooManyRows
+		}
 		return add(store.ContactInput{Row: c.Row, PhoneNumber: c.PhoneNumber, Timezone: c.Timezone, Context: c.InitialContext})
 	})
+	if errors.Is(err, errTooManyRows) {
+		return nil, Problems{{Loc: loc, Type: "csv_too_many_rows", Input: key, Ctx: map[string]any{"max_rows": maxRows},
+			Msg: fmt.Sprintf("Value error, the file has more than %d contacts, the most one campaign takes (serve --max-campaign-rows); split it into several campaigns", maxRows)}}.Err()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read contacts: %w", err)
 	}
@@ -177,6 +189,9 @@ func (s *Server) readContacts(ctx context.Context, org int64, key string, countr
 	}
 	return res.Columns, nil
 }
+
+// errTooManyRows stops reading a CSV past the campaign row limit.
+var errTooManyRows = errors.New("too many contacts")
 
 // countingReader counts the bytes read through it.
 type countingReader struct {

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/outdial/outdial/web"
 )
 
 // DELETE /campaign/{id}: 204 for a draft or finished campaign, which then
@@ -82,5 +84,27 @@ func TestLargeCampaignCallsAndReport(t *testing.T) {
 	}
 	if lines := strings.Count(body, "\n"); lines != 2501 {
 		t.Fatalf("report lines %d, want 2501 (header and every contact)", lines)
+	}
+}
+
+// Issue 16 item 3: a CSV with more contacts than serve --max-campaign-rows
+// is refused with one 422 and nothing is stored; one at the limit is taken.
+func TestCampaignRowLimit(t *testing.T) {
+	t.Parallel()
+	ce := newCampEnv(t, campOpts{limits: web.Limits{MaxCampaignRows: 3}})
+	s := ce.setup(false)
+	key := ce.upload(ce.keyA, campCSV(4))
+	r := ce.do(http.MethodPost, campaignsPath, ce.keyA, campBody("too many", s.workflowID, key))
+	wantStatus(t, r, http.StatusUnprocessableEntity)
+	p := objects(t, r.obj(t)["detail"])
+	if len(p) != 1 || p[0]["type"] != "csv_too_many_rows" {
+		t.Fatalf("problems %v, want one csv_too_many_rows", p)
+	}
+	if list := objects(t, ce.a(http.MethodGet, "/api/v1/campaign", nil).obj(t)["campaigns"]); len(list) != 0 {
+		t.Fatalf("campaigns after the refusal: %d, want 0", len(list))
+	}
+	id := ce.newCampaign(s, 3)
+	if c := ce.campaign(id); c["total_rows"] != float64(3) {
+		t.Fatalf("total_rows %v, want 3", c["total_rows"])
 	}
 }

@@ -75,6 +75,8 @@ type campOpts struct {
 	script func(twiliosim.CallInfo) twiliosim.Script
 	// agentURL is serve --agent-url.
 	agentURL string
+	// limits are the server's limits (zero: the defaults).
+	limits web.Limits
 }
 
 // newCampEnv returns a campEnv serving on a fresh database.
@@ -106,7 +108,7 @@ func newCampEnv(t *testing.T, opts campOpts) *campEnv {
 	}
 	ce.objects = st
 	cfg := web.Config{DB: e.db, Log: log, Version: testVersion, MaxUploadBytes: ce.maxUpload,
-		Uploads: st, Objects: h, ObjectsPrefix: objstore.PathPrefix, PublicURL: public}
+		Uploads: st, Objects: h, ObjectsPrefix: objstore.PathPrefix, PublicURL: public, Limits: opts.limits}
 	if opts.engine {
 		ce.sim = twiliosim.Start(twiliosim.Config{Script: opts.script, RecordCallbacks: true})
 		e.addSecret(ce.sim.AuthToken())

@@ -13,6 +13,10 @@ import (
 // Limits are the resource limits of docs/api.md section 8.1 that the
 // handler enforces; ConnLimits (conns.go) are the listener's. The zero
 // value enforces none of them (tests of other resources).
+// DefaultMaxCampaignRows is Limits.MaxCampaignRows' default: five million
+// contacts (about 40 MB of duplicate set and 540 MB of database).
+const DefaultMaxCampaignRows = 5_000_000
+
 type Limits struct {
 	// BodyTimeout is how long after its headers an API or webhook request
 	// body may take to arrive in full; 0 means no deadline. Presigned
@@ -39,6 +43,13 @@ type Limits struct {
 	// 413. Zero disables each.
 	UploadQuotaBytes int64
 	UploadQuotaFiles int
+
+	// MaxCampaignRows bounds the contacts of one campaign: a CSV with more
+	// accepted rows is refused (422 csv_too_many_rows) as soon as the row
+	// past it is read, and nothing is stored. It keeps a create's memory
+	// (the duplicate-number set, 8 bytes a contact) and time bounded
+	// whatever the upload limit allows. 0 means DefaultMaxCampaignRows.
+	MaxCampaignRows int
 	// UploadRetention is the age at which an unused upload is deleted
 	// (the sweep runs in cmd, store.SweepUploads); only the 413's detail
 	// uses it here.
