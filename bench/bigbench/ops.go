@@ -10,7 +10,7 @@ import (
 func (b *bench) cancelAndRedial() {
 	log.Printf("cancel and redial")
 	path := "/api/v1/campaign/" + itoa(b.big)
-	vid := b.startVictim(b.victimSource)
+	vid := b.startVictim(b.victimCSV)
 	w := b.watch(vid)
 	t0 := time.Now()
 	cp := b.c.Post(path+"/cancel", nil)
@@ -50,7 +50,7 @@ func (b *bench) cancelAndRedial() {
 func (b *bench) syntheticRedial() {
 	log.Printf("synthetic redial")
 	d := timed(func() { b.c.Delete("/api/v1/campaign/" + itoa(b.redial)) })
-	b.printf("delete of that redial (a draft), so that the campaign can be redialed again: %.3f s", d.Seconds())
+	b.printf("delete of that redial (a draft), so that the campaign can be redialed again: %.1f ms", ms(d))
 	b.waitPurged([]int64{b.redial}, time.Minute)
 	b.redial = 0
 
@@ -65,7 +65,7 @@ func (b *bench) syntheticRedial() {
 	b.printf("synthetic redial: service stopped; UPDATE contacts SET is_final = 1, outcome = 'busy' of %d contacts: %.2f s; restarted (healthy in %.2f s)",
 		n, took.Seconds(), time.Since(t).Seconds())
 
-	vid := b.startVictim(b.victimSource)
+	vid := b.startVictim(b.victimCSV)
 	w := b.watch(vid)
 	t0 := time.Now()
 	rd := b.c.Post("/api/v1/campaign/"+itoa(b.big)+"/redial", map[string]any{"name": "big (full redial)"})
@@ -98,7 +98,7 @@ func (b *bench) deleteAndPurge() {
 		}
 		contacts += n
 	}
-	vid := b.startVictim(b.longVictim)
+	vid := b.startVictim(b.longVictimCSV)
 	w := b.watch(vid)
 	t0 := time.Now()
 	for _, cid := range ids {

@@ -27,8 +27,8 @@ func (b *bench) setup() {
 	up := time.Since(t)
 	b.printf("upload: %d rows, %.1f MB CSV (%.1f bytes a row) generated in %.2f s, presigned and uploaded in %.2f s",
 		b.rows, float64(len(big))/1e6, float64(len(big))/float64(b.rows), gen.Seconds(), up.Seconds())
-	b.victimSource = b.upload(b.o, "victim.csv", contactsCSV(b.victimRows, maxRows-b.victimRows))
-	b.longVictim = b.upload(b.o, "victim-long.csv", contactsCSV(3*b.victimRows, maxRows-4*b.victimRows))
+	b.victimCSV = contactsCSV(b.victimRows, maxRows-b.victimRows)
+	b.longVictimCSV = contactsCSV(3*b.victimRows, maxRows-4*b.victimRows)
 }
 
 // setupOrg gives c's organization a Twilio configuration with the
@@ -62,10 +62,13 @@ func num(m map[string]any, field string) int64 {
 	return int64(f)
 }
 
-// startVictim creates a victim campaign of the other organization from
-// source (max_concurrency 20, rate_limit_per_second 50, no retries), starts
-// it and waits until it has placed 25 calls (half a second of dialing).
-func (b *bench) startVictim(source string) int64 {
+// startVictim uploads csv for the other organization (the service deletes
+// an upload once a campaign was created from it), creates a victim
+// campaign from it (max_concurrency 20, rate_limit_per_second 50, no
+// retries), starts it and waits until it has placed 25 calls (half a second
+// of dialing).
+func (b *bench) startVictim(csv []byte) int64 {
+	source := b.upload(b.o, "victim.csv", csv)
 	camp := b.o.Post("/api/v1/campaign", map[string]any{"name": "victim", "workflow_id": b.wfOther, "source_id": source,
 		"max_concurrency": 20, "rate_limit_per_second": 50, "retry_config": map[string]any{"enabled": false}})
 	vid := id(camp)
@@ -135,7 +138,12 @@ func (b *bench) victimLine(during string, from, to time.Time) {
 // sizes adds the database's file sizes to the report and returns them.
 func (b *bench) sizes(when string) (db, wal int64) {
 	db, wal = dbSizes(b.dataDir)
-	b.printf("database %s: %s %.1f MB, %s-wal %.1f MB", when, dbFile, float64(db)/1e6, dbFile, float64(wal)/1e6)
+	free, err := count(b.ro, `SELECT (SELECT freelist_count FROM pragma_freelist_count()) * (SELECT page_size FROM pragma_page_size())`)
+	if err != nil {
+		b.fail("free pages: %v", err)
+	}
+	b.printf("database %s: %s %.1f MB (%.1f MB of it free pages), %s-wal %.1f MB",
+		when, dbFile, float64(db)/1e6, float64(free)/1e6, dbFile, float64(wal)/1e6)
 	return db, wal
 }
 
