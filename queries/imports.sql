@@ -3,16 +3,17 @@
 -- that sqlc cannot express (queries/bulk.go); everything else is here.
 
 -- name: CopyRedialContacts :execrows
--- Up to @max_rows final contacts of @parent_id with one of the outcomes,
--- after row @after_row, copied to campaign @campaign_id with their row
--- numbers, CSV columns and timezone.
+-- The final contacts of @parent_id with one of the outcomes and a row
+-- number in (@after_row, @through_row], copied to campaign @campaign_id
+-- with their row numbers, CSV columns and timezone. A chunk is a range of
+-- row numbers, not a number of matches: however sparse the matches, one
+-- chunk reads a bounded number of the parent's contacts.
 INSERT INTO contacts (campaign_id, row_number, phone_number, timezone, context)
 SELECT @campaign_id, p.row_number, p.phone_number, p.timezone, p.context
 FROM contacts p
-WHERE p.campaign_id = @parent_id AND p.row_number > @after_row AND p.is_final = 1
+WHERE p.campaign_id = @parent_id AND p.row_number > @after_row AND p.row_number <= @through_row AND p.is_final = 1
   AND p.outcome IN (SELECT value FROM json_each(@outcomes))
-ORDER BY p.row_number
-LIMIT CAST(@max_rows AS INTEGER);
+ORDER BY p.row_number;
 
 -- name: LastContactRow :one
 SELECT CAST(COALESCE(MAX(row_number), 0) AS INTEGER) FROM contacts WHERE campaign_id = ?;

@@ -47,6 +47,10 @@ func (db *DB) CreateCampaign(ctx context.Context, orgID int64, nc NewCampaign, f
 	return db.GetCampaign(ctx, orgID, id)
 }
 
+// redialScanRows is the span of the parent's row numbers one redial chunk
+// reads: a few milliseconds of the writer however few of them match.
+const redialScanRows = 5000
+
 // RedialCampaign stores a draft campaign of the final contacts of campaign
 // nc.RedialOf whose outcome is one of outcomes, with their row numbers, CSV
 // columns and timezones, and marks the parent redialed: ECONFLICT when it
@@ -62,46 +66,43 @@ func (db *DB) RedialCampaign(ctx context.Context, orgID int64, nc NewCampaign, c
 	if err != nil {
 		return nil, err
 	}
-	var rows int64
+	parentLast, err := db.rq.LastContactRow(ctx, parent)
+	if err != nil {
+		db.discardImport(id, 0)
+		return nil, fmt.Errorf("redial campaign: %w", err)
+	}
+	var rows, lastRow int64
 	tzs := map[string]struct{}{}
-	var after int64
-	for {
+	for after := int64(0); after < parentLast; after += redialScanRows {
+		through := after + redialScanRows
 		var n int64
 		err = db.inTx(ctx, func(q *sqlcdb.Queries) error {
 			var err error
 			n, err = q.CopyRedialContacts(ctx, sqlcdb.CopyRedialContactsParams{CampaignID: id, ParentID: parent,
-				AfterRow: after, Outcomes: mustJSON(outcomes), MaxRows: importChunkRows})
+				AfterRow: after, ThroughRow: through, Outcomes: mustJSON(outcomes)})
 			if err != nil || n == 0 {
 				return err
 			}
-			last, err := q.LastContactRow(ctx, id)
-			if err != nil {
+			if lastRow, err = q.LastContactRow(ctx, id); err != nil {
 				return err
 			}
 			chunkTZs, err := q.ContactTimezonesAfter(ctx, sqlcdb.ContactTimezonesAfterParams{CampaignID: id, RowNumber: after})
-			if err != nil {
-				return err
-			}
 			for _, tz := range chunkTZs {
 				tzs[tz] = struct{}{}
 			}
-			after = last
-			return nil
+			return err
 		})
 		if err != nil {
 			err = fmt.Errorf("copy redial contacts: %w", err)
 			break
 		}
 		rows += n
-		if n < importChunkRows {
-			break
-		}
 	}
 	if err == nil && rows == 0 {
 		err = Errorf(ECONFLICT, "no contact of campaign %d has a matching final outcome", parent)
 	}
 	if err == nil {
-		err = db.publishImport(ctx, id, nc.RedialOf, rows, after, columns, slices.Sorted(maps.Keys(tzs)))
+		err = db.publishImport(ctx, id, nc.RedialOf, rows, lastRow, columns, slices.Sorted(maps.Keys(tzs)))
 	}
 	if err != nil {
 		db.discardImport(id, rows)

@@ -47,33 +47,34 @@ const copyRedialContacts = `-- name: CopyRedialContacts :execrows
 INSERT INTO contacts (campaign_id, row_number, phone_number, timezone, context)
 SELECT ?1, p.row_number, p.phone_number, p.timezone, p.context
 FROM contacts p
-WHERE p.campaign_id = ?2 AND p.row_number > ?3 AND p.is_final = 1
-  AND p.outcome IN (SELECT value FROM json_each(?4))
+WHERE p.campaign_id = ?2 AND p.row_number > ?3 AND p.row_number <= ?4 AND p.is_final = 1
+  AND p.outcome IN (SELECT value FROM json_each(?5))
 ORDER BY p.row_number
-LIMIT CAST(?5 AS INTEGER)
 `
 
 type CopyRedialContactsParams struct {
 	CampaignID int64
 	ParentID   int64
 	AfterRow   int64
+	ThroughRow int64
 	Outcomes   interface{}
-	MaxRows    int64
 }
 
 // Importing and purging campaigns in chunks (store/import.go, store/purge.go).
 // The contacts of a chunk are inserted with a multi-row VALUES statement
 // that sqlc cannot express (queries/bulk.go); everything else is here.
-// Up to @max_rows final contacts of @parent_id with one of the outcomes,
-// after row @after_row, copied to campaign @campaign_id with their row
-// numbers, CSV columns and timezone.
+// The final contacts of @parent_id with one of the outcomes and a row
+// number in (@after_row, @through_row], copied to campaign @campaign_id
+// with their row numbers, CSV columns and timezone. A chunk is a range of
+// row numbers, not a number of matches: however sparse the matches, one
+// chunk reads a bounded number of the parent's contacts.
 func (q *Queries) CopyRedialContacts(ctx context.Context, arg CopyRedialContactsParams) (int64, error) {
 	result, err := q.exec(ctx, q.copyRedialContactsStmt, copyRedialContacts,
 		arg.CampaignID,
 		arg.ParentID,
 		arg.AfterRow,
+		arg.ThroughRow,
 		arg.Outcomes,
-		arg.MaxRows,
 	)
 	if err != nil {
 		return 0, err
