@@ -37,14 +37,11 @@ import (
 	"io"
 	"log"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -201,67 +198,6 @@ type openSample struct {
 	open int64
 }
 
-// start runs holders copies of this program, each holding its share.
-func (f *flood) start(holders int) {
-	self, err := os.Executable()
-	if err != nil {
-		log.Fatal(err)
-	}
-	f.done = make(chan struct{})
-	counts := make([][3]atomic.Int64, holders)
-	for h := range holders {
-		share := f.n / holders
-		if h == holders-1 {
-			share = f.n - share*(holders-1)
-		}
-		cmd := exec.Command(self, "-holder", f.addr, "-target", f.target, "-conns", fmt.Sprint(share), "-first", fmt.Sprint(h*(f.n/holders)),
-			"-reopen="+fmt.Sprint(f.reopen))
-		cmd.Stderr = os.Stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			log.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			log.Fatal(err)
-		}
-		f.procs = append(f.procs, cmd)
-		f.wg.Go(func() {
-			sc := bufio.NewScanner(out)
-			for sc.Scan() {
-				var o, c, d int64
-				if _, err := fmt.Sscan(sc.Text(), &o, &c, &d); err == nil {
-					counts[h][0].Store(o)
-					counts[h][1].Store(c)
-					counts[h][2].Store(d)
-				}
-			}
-		})
-	}
-	go func() {
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-f.done:
-				return
-			case now := <-t.C:
-				var o, c, d int64
-				for h := range counts {
-					o += counts[h][0].Load()
-					c += counts[h][1].Load()
-					d += counts[h][2].Load()
-				}
-				f.open.Store(o)
-				f.closed.Store(c)
-				f.dialErrors.Store(d)
-				f.mu.Lock()
-				f.samples = append(f.samples, openSample{now, o})
-				f.mu.Unlock()
-			}
-		}
-	}()
-}
-
 // minOpen returns the fewest connections open at a sample after t, and
 // notes the count at t.
 func (f *flood) minOpen(after time.Time) int64 {
@@ -372,238 +308,66 @@ func holdOne(ctx context.Context, addr string, i int, head string, reopen bool, 
 	}
 }
 
-// prober times health and an authenticated GET, each on a new connection,
-// each in its own loop: a probe starts every interval, or when the previous
-// one has finished if it took longer.
-type prober struct {
-	base, key string
-	mu        sync.Mutex
-	health    []probeResult
-	authed    []probeResult
-	inflight  map[*[]probeResult]time.Time // the probe under way of each kind, and its start
-}
-
-type probeResult struct {
-	took time.Duration
-	err  error
-}
-
-func (p *prober) start(every time.Duration) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	p.inflight = map[*[]probeResult]time.Time{}
-	var wg sync.WaitGroup
-	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	loop := func(path, key string, into *[]probeResult) {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			p.mu.Lock()
-			p.inflight[into] = time.Now()
-			p.mu.Unlock()
-			r := p.one(client, path, key)
-			p.mu.Lock()
-			delete(p.inflight, into)
-			*into = append(*into, r)
-			p.mu.Unlock()
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}
-	wg.Go(func() { loop("/api/v1/health", "", &p.health) })
-	wg.Go(func() { loop("/api/v1/workflow", p.key, &p.authed) })
-	return func() { cancel(); wg.Wait() }
-}
-
-func (p *prober) one(client *http.Client, path, key string) probeResult {
-	req, _ := http.NewRequest(http.MethodGet, p.base+path, nil)
-	if key != "" {
-		req.Header.Set("X-API-Key", key)
-	}
-	start := time.Now()
-	res, err := client.Do(req)
-	if err == nil {
-		_, err = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		if err == nil && res.StatusCode != http.StatusOK {
-			err = fmt.Errorf("status %d", res.StatusCode)
-		}
-	}
-	return probeResult{took: time.Since(start), err: err}
-}
-
-// cut returns the probes since the last cut as a phase; a probe still
-// under way counts as failed, with its time so far.
-func (p *prober) cut(name string) phase {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	now := time.Now()
-	for into, start := range p.inflight {
-		if now.Sub(start) > time.Second {
-			*into = append(*into, probeResult{took: now.Sub(start), err: fmt.Errorf("no answer after %.1f s", now.Sub(start).Seconds())})
-			p.inflight[into] = now
-		}
-	}
-	ph := phase{name: name, health: probes(p.health), authed: probes(p.authed)}
-	p.health, p.authed = nil, nil
-	return ph
-}
-
-type phase struct {
-	name           string
-	health, authed probes
-}
-
-func (ph phase) print() {
-	fmt.Printf("%s:\n", ph.name)
-	fmt.Printf("  GET /api/v1/health:          %s\n", ph.health)
-	fmt.Printf("  GET /api/v1/workflow (key):  %s\n", ph.authed)
-}
-
-type probes []probeResult
-
-// within returns the share of probes answered without error within d.
-func (ps probes) within(d time.Duration) float64 {
-	if len(ps) == 0 {
-		return 0
-	}
-	n := 0
-	for _, p := range ps {
-		if p.err == nil && p.took <= d {
-			n++
-		}
-	}
-	return float64(n) / float64(len(ps))
-}
-
-func (ps probes) String() string {
-	var ok []time.Duration
-	var errs []string
-	for _, p := range ps {
-		if p.err != nil {
-			errs = append(errs, p.err.Error())
-			continue
-		}
-		ok = append(ok, p.took)
-	}
-	slices.Sort(ok)
-	q := func(f float64) time.Duration {
-		if len(ok) == 0 {
-			return 0
-		}
-		return ok[min(int(f*float64(len(ok))), len(ok)-1)]
-	}
-	s := fmt.Sprintf("%4d probes, p50 %7.1f ms, p99 %7.1f ms, max %7.1f ms, within 1 s %5.1f %%, failed %d",
-		len(ps), ms(q(0.5)), ms(q(0.99)), ms(q(1)), 100*ps.within(time.Second), len(errs))
-	if len(errs) > 0 {
-		s += " (" + errs[0] + ")"
-	}
-	return s
-}
-
-// monitor samples the service's RSS and open file descriptors.
-type monitor struct {
-	pid          int
-	mu           sync.Mutex
-	rss, rssPeak int64
-	fds, fdsPeak int
-}
-
-func (m *monitor) run() {
-	for {
-		rss, err := realbin.TryProcStatusKB(m.pid, "VmRSS")
-		if err != nil {
-			return
-		}
-		fds := countFDs(m.pid)
-		m.mu.Lock()
-		m.rss, m.rssPeak = rss, max(m.rssPeak, rss)
-		m.fds, m.fdsPeak = fds, max(m.fdsPeak, fds)
-		m.mu.Unlock()
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-func (m *monitor) reset() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.rssPeak, m.fdsPeak = m.rss, m.fds
-}
-
-func (m *monitor) figures() (rss, rssPeak int64, fds, fdsPeak int, hwm int64) {
-	hwm, _ = realbin.TryProcStatusKB(m.pid, "VmHWM")
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.rss, m.rssPeak, m.fds, m.fdsPeak, hwm
-}
-
-func countFDs(pid int) int {
-	d, err := os.Open(fmt.Sprintf("/proc/%d/fd", pid))
-	if err != nil {
-		return 0
-	}
-	defer d.Close()
-	names, _ := d.Readdirnames(-1)
-	return len(names)
-}
-
-// listenOverflows returns the machine's count of connections dropped
-// because a listener's accept queue was full (/proc/net/netstat TcpExt
-// ListenOverflows).
-func listenOverflows() int64 {
-	b, err := os.ReadFile("/proc/net/netstat")
-	if err != nil {
-		return 0
-	}
-	lines := strings.Split(string(b), "\n")
-	for i := 0; i+1 < len(lines); i += 2 {
-		names, values := strings.Fields(lines[i]), strings.Fields(lines[i+1])
-		if len(names) == 0 || names[0] != "TcpExt:" || len(values) != len(names) {
-			continue
-		}
-		for j, n := range names {
-			if n == "ListenOverflows" {
-				var v int64
-				fmt.Sscan(values[j], &v)
-				return v
-			}
-		}
-	}
-	return 0
-}
-
-// findLine returns the first line of b containing s.
-func findLine(b []byte, s string) string {
-	sc := bufio.NewScanner(strings.NewReader(string(b)))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		if strings.Contains(sc.Text(), s) {
-			return sc.Text()
-		}
-	}
-	return ""
-}
-
-// sumField adds the integer field name=N of every log line containing msg.
-func sumField(b []byte, msg, name string) int64 {
-	re := regexp.MustCompile(`\b` + name + `=(\d+)`)
-	var total int64
-	sc := bufio.NewScanner(strings.NewReader(string(b)))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		if !strings.Contains(sc.Text(), msg) {
-			continue
-		}
-		if m := re.FindStringSubmatch(sc.Text()); m != nil {
-			var v int64
-			fmt.Sscan(m[1], &v)
-			total += v
-		}
-	}
-	return total
-}
-
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 func mb(kb int64) float64        { return float64(kb) / 1024 }
+
+// start runs holders copies of this program, each holding its share.
+func (f *flood) start(holders int) {
+	self, err := os.Executable()
+	if err != nil {
+		log.Fatal(err)
+	}
+	f.done = make(chan struct{})
+	counts := make([][3]atomic.Int64, holders)
+	for h := range holders {
+		share := f.n / holders
+		if h == holders-1 {
+			share = f.n - share*(holders-1)
+		}
+		cmd := exec.Command(self, "-holder", f.addr, "-target", f.target, "-conns", fmt.Sprint(share), "-first", fmt.Sprint(h*(f.n/holders)),
+			"-reopen="+fmt.Sprint(f.reopen))
+		cmd.Stderr = os.Stderr
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			log.Fatal(err)
+		}
+		f.procs = append(f.procs, cmd)
+		f.wg.Go(func() {
+			sc := bufio.NewScanner(out)
+			for sc.Scan() {
+				var o, c, d int64
+				if _, err := fmt.Sscan(sc.Text(), &o, &c, &d); err == nil {
+					counts[h][0].Store(o)
+					counts[h][1].Store(c)
+					counts[h][2].Store(d)
+				}
+			}
+		})
+	}
+	go func() {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-f.done:
+				return
+			case now := <-t.C:
+				var o, c, d int64
+				for h := range counts {
+					o += counts[h][0].Load()
+					c += counts[h][1].Load()
+					d += counts[h][2].Load()
+				}
+				f.open.Store(o)
+				f.closed.Store(c)
+				f.dialErrors.Store(d)
+				f.mu.Lock()
+				f.samples = append(f.samples, openSample{now, o})
+				f.mu.Unlock()
+			}
+		}
+	}()
+}
