@@ -53,8 +53,6 @@ func TestNamesRefuseControlCharacters(t *testing.T) {
 			func(v string) map[string]any { return map[string]any{"address": "+14155550198", "label": v} }},
 		{"phone number update", http.MethodPut, numberPath(s.configID, numberID), "label",
 			func(v string) map[string]any { return map[string]any{"label": v} }},
-		{"upload presign", http.MethodPost, "/api/v1/s3/presigned-upload-url", "file_name",
-			func(v string) map[string]any { return map[string]any{"file_name": v, "file_size": 10} }},
 	}
 	for _, rq := range requests {
 		t.Run(rq.name, func(t *testing.T) {

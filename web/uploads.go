@@ -65,7 +65,7 @@ func (s *Server) presignUpload(w http.ResponseWriter, r *http.Request, _ httprou
 	}
 	var p Problems
 	f := fields{obj: body, loc: []any{"body"}, p: &p}
-	name, _, nameOK := f.Name("file_name", true, false, 1, 255)
+	name, _, nameOK := f.String("file_name", true, false, 1, 255)
 	if nameOK && !strings.HasSuffix(strings.ToLower(name), ".csv") {
 		p.Add([]any{"body", "file_name"}, "value_error", "Value error, file_name must end in .csv", name, nil)
 	}
