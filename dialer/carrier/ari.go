@@ -265,6 +265,11 @@ func (a *ari) Place(ctx context.Context, call Call) (Placed, error) {
 	a.mu.Lock()
 	c.placing = false
 	a.mu.Unlock()
+	if err == nil || status == http.StatusConflict {
+		a.mu.Lock()
+		c.blind = !a.evConnected
+		a.mu.Unlock()
+	}
 	if status == http.StatusConflict {
 		return Placed{ProviderCallID: id}, nil
 	}

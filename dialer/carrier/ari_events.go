@@ -78,8 +78,11 @@ func (a *ari) Events(ctx context.Context, sink EventSink) {
 			a.setEventsState(true, false)
 			logs.connected(failures)
 			// Before the first event is read: an event of an adopted call
-			// must find it followed, answered if it was.
+			// must find it followed, answered if it was, and a call placed
+			// while the websocket was down must be looked up (its answer
+			// may be among the lost events) before its hang-up is read.
 			a.adoptInFlight(ctx)
+			a.lookUpBlind(ctx)
 			a.work.Add(1)
 			go func() {
 				defer a.work.Done()
@@ -285,6 +288,31 @@ func (a *ari) reconcile(ctx context.Context) {
 		}
 		if ctx.Err() != nil {
 			return
+		}
+	}
+}
+
+// lookUpBlind looks up, before any event is read, the calls originated while
+// the websocket was down (ariCall.blind): one Up is taken over as answered,
+// one Asterisk no longer has ends as gone.
+func (a *ari) lookUpBlind(ctx context.Context) {
+	a.mu.Lock()
+	var ids []string
+	for id, c := range a.calls {
+		if c.blind && !c.finished {
+			c.blind = false
+			ids = append(ids, id)
+		}
+	}
+	a.mu.Unlock()
+	for _, id := range ids {
+		var ch ariChannel
+		status, err := a.do(ctx, http.MethodGet, a.url("channels/"+url.PathEscape(id), nil), nil, &ch)
+		switch {
+		case status == http.StatusNotFound:
+			a.goneLater(id)
+		case err == nil && ch.State == "Up":
+			a.takeOver(ctx, id)
 		}
 	}
 }
