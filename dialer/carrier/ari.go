@@ -82,6 +82,9 @@ type ari struct {
 	evConnected, evRefused bool
 	evResults              int
 	evChanged              chan struct{}
+	// evDials numbers the connection attempts started; evRefusedDial is
+	// the number of the attempt whose refusal is evRefused.
+	evDials, evRefusedDial int
 	kick                   chan struct{}
 	sinkC                  context.Context // Events' context, for late work
 	work                   sync.WaitGroup  // answers, clean-ups and timers under way

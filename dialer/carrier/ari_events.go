@@ -73,6 +73,9 @@ func (a *ari) Events(ctx context.Context, sink EventSink) {
 	)
 	for ctx.Err() == nil {
 		start := a.now()
+		a.mu.Lock()
+		a.evDials++
+		a.mu.Unlock()
 		conn, status, err := a.dial(ctx)
 		if err == nil {
 			a.setEventsState(true, false)
@@ -113,7 +116,13 @@ func (a *ari) Events(ctx context.Context, sink EventSink) {
 		now := a.now()
 		logs.failed(now, err, status, now.Add(d))
 		var kick <-chan struct{}
-		if kicked.IsZero() || now.Sub(kicked) >= a.timing.kickEvery {
+		// After a refusal for the credentials a waiting call may always
+		// cut the wait short: the call that asks was placed after the
+		// campaign was resumed (a refused campaign pauses and places
+		// nothing), so the credentials were presumably fixed; if not, its
+		// own AuthFailed pauses the campaign again. No storm can follow.
+		refused := status == http.StatusUnauthorized || status == http.StatusForbidden
+		if refused || kicked.IsZero() || now.Sub(kicked) >= a.timing.kickEvery {
 			kick = a.kick
 		}
 		if a.timing.sleep(ctx, d, kick) {
@@ -130,6 +139,9 @@ func (a *ari) setEventsState(connected, refused bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.evConnected, a.evRefused = connected, refused
+	if refused {
+		a.evRefusedDial = a.evDials
+	}
 	a.evResults++
 	close(a.evChanged)
 	a.evChanged = make(chan struct{})
@@ -146,8 +158,9 @@ func errARINoEvents(retry time.Duration) error {
 // a call is placed. When it is down it asks for a connection attempt now
 // (skipping what is left of the backoff, which Events grants at most once
 // per timing.kickEvery) and waits for the next attempt's result: nil
-// once connected, or when the attempt was refused for the credentials (the
-// originate then fails AuthFailed, which pauses the campaign); a
+// once connected; an AuthFailed *Error when an attempt started after the
+// wait began was refused for the credentials (the campaign pauses; no call
+// is originated without its events, which a blind call would lose); a
 // RateLimited *Error when the wait (or ctx) ends first: the call is
 // dialled later, it is not the contact's failure. With eventsWait 0 it
 // does not wait.
@@ -158,15 +171,19 @@ func (a *ari) awaitEvents(ctx context.Context) error {
 	t := time.NewTimer(a.timing.eventsWait)
 	defer t.Stop()
 	a.mu.Lock()
-	since := a.evResults
+	since := a.evDials
 	a.mu.Unlock()
 	for {
 		a.mu.Lock()
-		connected, fresh := a.evConnected, a.evResults > since
-		refused, changed := a.evRefused, a.evChanged
+		connected, changed := a.evConnected, a.evChanged
+		refusedNow := a.evRefused && a.evRefusedDial > since
 		a.mu.Unlock()
-		if connected || (fresh && refused) {
+		if connected {
 			return nil
+		}
+		if refusedNow {
+			return &Error{Kind: AuthFailed, HTTPStatus: http.StatusUnauthorized,
+				Message: "ari: the events websocket was refused for the credentials"}
 		}
 		select {
 		case a.kick <- struct{}{}:
