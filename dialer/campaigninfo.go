@@ -33,10 +33,15 @@ func (e *Engine) campaignInfo(ctx context.Context, id int64) (*campaignInfo, err
 		ci.def = def
 	}
 	e.mu.Lock()
-	if e.infos == nil || len(e.infos) >= maxCachedCampaigns {
-		e.infos = map[int64]*campaignInfo{}
+	// Cached while the campaign has a runner (evict.go drops it when the
+	// runner ends): a late webhook of a finished campaign reads it again
+	// instead of keeping it for good.
+	if e.runners[id] != nil {
+		if e.infos == nil || len(e.infos) >= maxCachedCampaigns {
+			e.infos = map[int64]*campaignInfo{}
+		}
+		e.infos[id] = ci
 	}
-	e.infos[id] = ci
 	e.mu.Unlock()
 	return ci, nil
 }

@@ -30,6 +30,17 @@ func (e *Engine) forgetCampaignLocked(id int64) {
 	}
 }
 
+// slotReleased drops campaign id's slot count once its last slot was
+// released after its runner ended (a completed campaign's runner ends
+// before its last call's slot is released).
+func (e *Engine) slotReleased(id int64, cs *campaignState) {
+	e.mu.Lock()
+	if e.runners[id] == nil && e.camps[id] == cs && cs.inUse() == 0 {
+		delete(e.camps, id)
+	}
+	e.mu.Unlock()
+}
+
 // pruneAggregatedLocked drops aggregated log entries whose minute is over
 // once there are more than maxAggregated. e.agg.mu is held.
 func (e *Engine) pruneAggregatedLocked(now time.Time) {
