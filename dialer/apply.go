@@ -84,7 +84,6 @@ func (e *Engine) apply(ctx context.Context, attemptID int64, st carrier.Status, 
 	}
 	if cs != nil {
 		cs.release()
-		e.slotReleased(res.CampaignID, cs)
 	}
 	settled()
 	if tripped {

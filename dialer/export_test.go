@@ -1,9 +1,9 @@
 package dialer
 
-// CachedCampaigns returns how many campaigns the engine keeps a snapshot or
-// a slot count of (tests check that the caches are bounded).
+// CachedCampaigns returns how many campaign snapshots the engine keeps
+// (tests check that the cache is bounded).
 func (e *Engine) CachedCampaigns() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return len(e.infos) + len(e.camps)
+	return len(e.infos)
 }

@@ -219,7 +219,6 @@ func (e *Engine) requeue(ctx context.Context, r *runner, a *store.Attempt, due t
 	}
 	if requeued || err != nil {
 		r.cs.release()
-		e.slotReleased(r.id, r.cs)
 	}
 	r.poke(false)
 }
