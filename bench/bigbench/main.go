@@ -55,7 +55,6 @@ import (
 	"fmt"
 	"log"
 	"net/http"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -131,23 +130,12 @@ func main() {
 	// Pollers, the create and the simulator's webhooks run side by side.
 	http.DefaultTransport.(*http.Transport).MaxIdleConnsPerHost = 64
 
-	tmp, err := os.MkdirTemp("", "bigbench")
+	tmp, binary, cleanup, err := realbin.Workdir("bigbench", *keep, *bin)
 	if err != nil {
 		log.Fatal(err)
 	}
-	if *keep {
-		log.Printf("temporary directory: %s", tmp)
-	} else {
-		defer os.RemoveAll(tmp)
-	}
-	if *bin == "" {
-		*bin = filepath.Join(tmp, "outdial")
-		t := time.Now()
-		if err := realbin.Build(*bin); err != nil {
-			log.Fatal(err)
-		}
-		log.Printf("built %s in %.1f s", *bin, time.Since(t).Seconds())
-	}
+	defer cleanup()
+	*bin = binary
 	if err := checkNumbers(maxRows); err != nil {
 		log.Fatal(err)
 	}

@@ -69,23 +69,12 @@ func main() {
 		return
 	}
 
-	tmp, err := os.MkdirTemp("", "connbench")
+	tmp, binary, cleanup, err := realbin.Workdir("connbench", *keep, *bin)
 	if err != nil {
 		log.Fatal(err)
 	}
-	if *keep {
-		log.Printf("temporary directory: %s", tmp)
-	} else {
-		defer os.RemoveAll(tmp)
-	}
-	if *bin == "" {
-		*bin = filepath.Join(tmp, "outdial")
-		t := time.Now()
-		if err := realbin.Build(*bin); err != nil {
-			log.Fatal(err)
-		}
-		log.Printf("built %s in %.1f s", *bin, time.Since(t).Seconds())
-	}
+	defer cleanup()
+	*bin = binary
 	env := realbin.Env()
 	dataDir := filepath.Join(tmp, "data")
 	key := realbin.APIKey(*bin, dataDir, "bench", env)

@@ -31,7 +31,6 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"os"
 	"path/filepath"
 	"runtime"
 	"time"
@@ -58,23 +57,12 @@ func main() {
 	flag.Parse()
 	log.SetFlags(0)
 
-	tmp, err := os.MkdirTemp("", "dialbench")
+	tmp, binary, cleanup, err := realbin.Workdir("dialbench", *keep, *bin)
 	if err != nil {
 		log.Fatal(err)
 	}
-	if *keep {
-		log.Printf("temporary directory: %s", tmp)
-	} else {
-		defer os.RemoveAll(tmp)
-	}
-	if *bin == "" {
-		*bin = filepath.Join(tmp, "outdial")
-		t := time.Now()
-		if err := realbin.Build(*bin); err != nil {
-			log.Fatal(err)
-		}
-		log.Printf("built %s in %.1f s", *bin, time.Since(t).Seconds())
-	}
+	defer cleanup()
+	*bin = binary
 
 	sim := twiliosim.Start(twiliosim.Config{Script: func(twiliosim.CallInfo) twiliosim.Script {
 		return twiliosim.Script{Outcome: twiliosim.Human, TalkDuration: *talk}

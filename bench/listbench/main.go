@@ -46,23 +46,12 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the temporary directory (data, service log)")
 	flag.Parse()
 
-	tmp, err := os.MkdirTemp("", "listbench")
+	tmp, binary, cleanup, err := realbin.Workdir("listbench", *keep, *bin)
 	if err != nil {
 		log.Fatal(err)
 	}
-	if *keep {
-		log.Printf("data and log in %s", tmp)
-	} else {
-		defer os.RemoveAll(tmp)
-	}
-	if *bin == "" {
-		*bin = filepath.Join(tmp, "outdial")
-		t := time.Now()
-		if err := realbin.Build(*bin); err != nil {
-			log.Fatal(err)
-		}
-		log.Printf("built %s in %.1f s", *bin, time.Since(t).Seconds())
-	}
+	defer cleanup()
+	*bin = binary
 	dataDir := filepath.Join(tmp, "data")
 	env := realbin.Env()
 	noisyKey := realbin.APIKey(*bin, dataDir, "noisy", env)

@@ -53,6 +53,32 @@ func Build(out string) error {
 	return nil
 }
 
+// Workdir makes the benchmark's temporary directory (named after name) and,
+// when bin is "", builds the binary into it, logging how long that took. It
+// returns the directory, the binary and the function that removes the
+// directory unless keep is set (then it logs where the directory is).
+func Workdir(name string, keep bool, bin string) (dir, binary string, cleanup func(), err error) {
+	dir, err = os.MkdirTemp("", name)
+	if err != nil {
+		return "", "", nil, err
+	}
+	cleanup = func() { os.RemoveAll(dir) } //nolint:errcheck // best effort
+	if keep {
+		log.Printf("temporary directory: %s", dir)
+		cleanup = func() {}
+	}
+	if bin == "" {
+		bin = filepath.Join(dir, "outdial")
+		t := time.Now()
+		if err := Build(bin); err != nil {
+			cleanup()
+			return "", "", nil, err
+		}
+		log.Printf("built %s in %.1f s", bin, time.Since(t).Seconds())
+	}
+	return dir, bin, cleanup, nil
+}
+
 // Env returns this process's environment without any OUTDIAL_ variable,
 // with the variables of extra ("NAME=value") first: the service then sees
 // only the settings the benchmark chose.
