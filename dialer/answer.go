@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 
 	"github.com/outdial/outdial/dialer/carrier"
 	"github.com/outdial/outdial/dialer/workflow"
@@ -12,7 +13,9 @@ import (
 
 // answerFor builds the answer of an answered attempt: the workflow's
 // agent_url (else the server's --agent-url) as a media stream, else the
-// start node's greeting rendered for the contact.
+// start node's greeting rendered for the contact. It always carries the
+// attempt's opt-out token and URL, which the carriers hand the voice agent
+// beside the attempt id (API.md 12.4).
 func (e *Engine) answerFor(ctx context.Context, c *campaignInfo, a *store.Attempt) (carrier.Answer, error) {
 	contact, err := e.db.GetContact(ctx, a.ContactID)
 	if err != nil {
@@ -22,7 +25,9 @@ func (e *Engine) answerFor(ctx context.Context, c *campaignInfo, a *store.Attemp
 	if err := json.Unmarshal(contact.Context, &vars); err != nil {
 		return carrier.Answer{}, fmt.Errorf("contact context: %w", err)
 	}
-	ans := carrier.Answer{AttemptID: a.ID, Context: vars, AgentURL: e.cfg.AgentURL}
+	token := e.Token(a.ID)
+	ans := carrier.Answer{AttemptID: a.ID, Context: vars, AgentURL: e.cfg.AgentURL,
+		OptOutToken: token, OptOutURL: e.optOutURL(a.ID, token)}
 	def := c.def
 	if def == nil {
 		return ans, nil
@@ -41,4 +46,11 @@ func (e *Engine) answerFor(ctx context.Context, c *campaignInfo, a *store.Attemp
 		ans.Greeting = greeting
 	}
 	return ans, nil
+}
+
+// optOutURL is the URL the voice agent POSTs to to opt the callee of
+// attempt id out (API.md 12.4): the public URL, then
+// /api/v1/telephony/opt-out/<id>?t=<token> with the attempt's webhook token.
+func (e *Engine) optOutURL(attemptID int64, token string) string {
+	return fmt.Sprintf("%s/api/v1/telephony/opt-out/%d?t=%s", e.cfg.PublicURL, attemptID, url.QueryEscape(token))
 }

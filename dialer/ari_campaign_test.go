@@ -246,8 +246,11 @@ func TestARICampaignAgent(t *testing.T) {
 			t.Fatalf("attempt %d: outcome %s, media %v", a.ID, deref(a.Outcome), ok)
 		}
 		want := fmt.Sprintf(`{"first_name":"P%d"}`, ariIndex(a.PhoneNumber))
+		token := h.eng.Token(a.ID)
 		if m.Variables["OUTDIAL_ATTEMPT_ID"] != fmt.Sprint(a.ID) || m.Variables["OUTDIAL_CONTEXT"] != want ||
-			m.Variables["OUTDIAL_AGENT_URL"] != "wss://agent.example/ws" || m.Query.Get("external_host") != arisim.DefaultWSClient {
+			m.Variables["OUTDIAL_AGENT_URL"] != "wss://agent.example/ws" || m.Query.Get("external_host") != arisim.DefaultWSClient ||
+			m.Variables["OUTDIAL_OPT_OUT_TOKEN"] != token ||
+			m.Variables["OUTDIAL_OPT_OUT_URL"] != fmt.Sprintf("%s/api/v1/telephony/opt-out/%d?t=%s", h.public, a.ID, token) {
 			t.Fatalf("attempt %d media %+v", a.ID, m)
 		}
 	}

@@ -219,6 +219,15 @@ func TestTelnyxAgentStream(t *testing.T) {
 			u.Query().Get("tenant") != "acme" || !strings.HasPrefix(u.Query().Get("first_name"), "Ann ") {
 			t.Fatalf("stream_url %q for attempt %d", rec.Dial.StreamURL, a.ID)
 		}
+		// The agent gets the attempt's webhook token and the opt-out URL
+		// built on the public URL (API.md 12.4).
+		token := h.eng.Token(a.ID)
+		if got, want := u.Query().Get("opt_out_token"), token; got != want {
+			t.Fatalf("attempt %d: opt_out_token = %q, want %q", a.ID, got, want)
+		}
+		if got, want := u.Query().Get("opt_out_url"), fmt.Sprintf("%s/api/v1/telephony/opt-out/%d?t=%s", h.public, a.ID, token); got != want {
+			t.Fatalf("attempt %d: opt_out_url = %q, want %q", a.ID, got, want)
+		}
 		if rec.Dial.StreamTrack != "inbound_track" || rec.Dial.StreamBidirectionalMode != "rtp" {
 			t.Fatalf("stream options %+v", rec.Dial)
 		}

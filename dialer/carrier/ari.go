@@ -47,9 +47,11 @@ const (
 
 // Channel variables set on the calls and media channels we create.
 const (
-	ariVarAttempt = "OUTDIAL_ATTEMPT_ID"
-	ariVarContext = "OUTDIAL_CONTEXT"
-	ariVarAgent   = "OUTDIAL_AGENT_URL"
+	ariVarAttempt     = "OUTDIAL_ATTEMPT_ID"
+	ariVarContext     = "OUTDIAL_CONTEXT"
+	ariVarAgent       = "OUTDIAL_AGENT_URL"
+	ariVarOptOutToken = "OUTDIAL_OPT_OUT_TOKEN"
+	ariVarOptOutURL   = "OUTDIAL_OPT_OUT_URL"
 )
 
 // ari is the Carrier of one ARI configuration. The password is only sent as

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -223,7 +224,8 @@ func TestARIAnswerWithAgent(t *testing.T) {
 	}})
 	defer sim.Close()
 	sink := newARITestSink()
-	sink.answer = Answer{AgentURL: "wss://agent.example/ws", Context: map[string]string{"first_name": "Ann"}}
+	sink.answer = Answer{AgentURL: "wss://agent.example/ws", OptOutToken: testOptOutToken, OptOutURL: testOptOutURL,
+		Context: map[string]string{"first_name": "Ann", "opt_out_token": "spoof"}}
 	a := startARIEvents(t, sim, sink)
 	ariPlace(t, a, 8, "+14155550008")
 	ariWaitSim(t, sim, "bridged", func(st arisim.Stats) bool { return st.AddChannels == 1 })
@@ -242,7 +244,8 @@ func TestARIAnswerWithAgent(t *testing.T) {
 	v := m[0].Variables
 	var ctxVars map[string]string
 	if err := json.Unmarshal([]byte(v["OUTDIAL_CONTEXT"]), &ctxVars); err != nil || ctxVars["first_name"] != "Ann" ||
-		v["OUTDIAL_ATTEMPT_ID"] != "8" || v["OUTDIAL_AGENT_URL"] != "wss://agent.example/ws" {
+		v["OUTDIAL_ATTEMPT_ID"] != "8" || v["OUTDIAL_AGENT_URL"] != "wss://agent.example/ws" ||
+		v["OUTDIAL_OPT_OUT_TOKEN"] != testOptOutToken || v["OUTDIAL_OPT_OUT_URL"] != testOptOutURL {
 		t.Fatalf("media variables %v", v)
 	}
 	b := sim.Bridges()
@@ -264,6 +267,35 @@ func TestARIAnswerWithAgent(t *testing.T) {
 			t.Fatal("bridge not deleted")
 		}
 		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// TestARIMediaVariables: the media channel carries the opt-out token and
+// URL as their own variables when the answer has them, and the contact's
+// context only inside OUTDIAL_CONTEXT, so a column cannot pose as them.
+func TestARIMediaVariables(t *testing.T) {
+	spoof := map[string]string{"opt_out_token": "spoof", "OUTDIAL_OPT_OUT_URL": "spoof"}
+	tests := []struct {
+		name string
+		ans  Answer
+		want map[string]string
+	}{
+		{"opt-out", Answer{AgentURL: "wss://a", OptOutToken: testOptOutToken, OptOutURL: testOptOutURL, Context: spoof},
+			map[string]string{"OUTDIAL_ATTEMPT_ID": "42", "OUTDIAL_AGENT_URL": "wss://a",
+				"OUTDIAL_CONTEXT":       `{"OUTDIAL_OPT_OUT_URL":"spoof","opt_out_token":"spoof"}`,
+				"OUTDIAL_OPT_OUT_TOKEN": testOptOutToken, "OUTDIAL_OPT_OUT_URL": testOptOutURL}},
+		{"no opt-out", Answer{AgentURL: "wss://a", Context: spoof},
+			map[string]string{"OUTDIAL_ATTEMPT_ID": "42", "OUTDIAL_AGENT_URL": "wss://a",
+				"OUTDIAL_CONTEXT": `{"OUTDIAL_OPT_OUT_URL":"spoof","opt_out_token":"spoof"}`}},
+		{"no context", Answer{AgentURL: "wss://a"},
+			map[string]string{"OUTDIAL_ATTEMPT_ID": "42", "OUTDIAL_AGENT_URL": "wss://a", "OUTDIAL_CONTEXT": `{}`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ariMediaVariables(42, tt.ans); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("ariMediaVariables = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
 

@@ -166,9 +166,10 @@ func (a *ari) graceOver(ctx context.Context, c *ariCall) {
 
 // answer does what the dialer says with the answered call c: with an agent
 // URL (and ws_client_name set) an externalMedia channel to the websocket
-// client ws_client_name, carrying the attempt id, the contact's context and
-// the agent URL as channel variables, and a mixing bridge joining it with
-// the call; otherwise, or when a step fails, the call is hung up.
+// client ws_client_name, carrying the attempt id, the contact's context, the
+// agent URL and the opt-out token and URL as channel variables (see
+// ariMediaVariables), and a mixing bridge joining it with the call;
+// otherwise, or when a step fails, the call is hung up.
 func (a *ari) answer(ctx context.Context, sink EventSink, c *ariCall) {
 	ans, err := sink.Answer(ctx, c.attemptID)
 	if err != nil || ans.AgentURL == "" || a.wsClient == "" {
@@ -218,21 +219,30 @@ func (a *ari) mediaQuery(mediaID string) url.Values {
 	}
 }
 
-// ariMediaVariables are the media channel's variables: the attempt id, the
-// contact's initial context as a JSON object and the agent URL (the
-// websocket client configuration decides where Asterisk connects; newer
-// Asterisk versions report the channel variables to the agent in their
-// MEDIA_START message).
+// ariMediaVariables are the media channel's variables: OUTDIAL_ATTEMPT_ID,
+// OUTDIAL_CONTEXT (the contact's initial context as a JSON object, whole:
+// being one variable, none of its keys can stand in for the others),
+// OUTDIAL_AGENT_URL, and OUTDIAL_OPT_OUT_TOKEN and OUTDIAL_OPT_OUT_URL when
+// the answer has them (the websocket client configuration decides where
+// Asterisk connects; newer Asterisk versions report the channel variables
+// to the agent in their MEDIA_START message).
 func ariMediaVariables(attemptID int64, ans Answer) map[string]string {
 	ctxJSON, _ := json.Marshal(ans.Context) // a map of strings always encodes
 	if ans.Context == nil {
 		ctxJSON = []byte("{}")
 	}
-	return map[string]string{
+	v := map[string]string{
 		ariVarAttempt: strconv.FormatInt(attemptID, 10),
 		ariVarContext: string(ctxJSON),
 		ariVarAgent:   ans.AgentURL,
 	}
+	if ans.OptOutToken != "" {
+		v[ariVarOptOutToken] = ans.OptOutToken
+	}
+	if ans.OptOutURL != "" {
+		v[ariVarOptOutURL] = ans.OptOutURL
+	}
+	return v
 }
 
 // recordMedia stores id in *field (c's media channel or bridge) unless c

@@ -118,13 +118,23 @@ func IsMachine(answeredBy string) bool {
 type Answer struct {
 	AttemptID int64
 	// AgentURL, when set, is a websocket URL the call's audio is connected
-	// to as a media stream, passing AttemptID and Context as parameters.
+	// to as a media stream, passing AttemptID, OptOutToken, OptOutURL and
+	// Context as parameters named attempt_id, opt_out_token, opt_out_url
+	// and after the Context keys (a Context key named like one of the
+	// first three is left out; the opt-out values are left out when
+	// empty), or as ARI channel variables (see ariMediaVariables).
 	AgentURL string
 	// Greeting is the rendered text spoken when there is no agent URL,
 	// before hanging up.
 	Greeting string
 	// Context is the contact's initial_context.
 	Context map[string]string
+	// OptOutToken is the attempt's webhook token, with which the voice
+	// agent may ask for the callee's number to be suppressed (API.md 12.4).
+	OptOutToken string
+	// OptOutURL is the full URL the voice agent POSTs to for that:
+	// <public URL>/api/v1/telephony/opt-out/<attempt id>?t=<token>.
+	OptOutURL string
 }
 
 // Webhook is a provider request received at one of our callback URLs.

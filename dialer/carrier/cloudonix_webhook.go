@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -340,11 +339,13 @@ func (c *cloudonix) VerifyAnswer(w Webhook) (string, error) {
 // the stream ends:
 //
 //	<Response><Connect><Stream url="AGENT"><Parameter name="attempt_id" value="ID"/>
+//	<Parameter name="opt_out_token" value="TOKEN"/><Parameter name="opt_out_url" value="URL"/>
 //	<Parameter name="KEY" value="VALUE"/>...</Stream></Connect><Hangup/></Response>
 //
 // with one Parameter per Context key in sorted order (a Context key named
-// attempt_id is left out: the attempt id wins). Without one the greeting is
-// spoken and the call hung up: <Response><Say>GREETING</Say><Hangup/></Response>,
+// attempt_id, opt_out_token or opt_out_url is left out: the answer's own
+// value wins; see streamParams), as for Twilio. Without an AgentURL the
+// greeting is spoken and the call hung up: <Response><Say>GREETING</Say><Hangup/></Response>,
 // or just <Hangup/> for an empty greeting. Every value is XML-escaped. The
 // body starts with an XML declaration.
 func (c *cloudonix) AnswerMarkup(a Answer) (string, []byte) {
@@ -354,16 +355,8 @@ func (c *cloudonix) AnswerMarkup(a Answer) (string, []byte) {
 		b.WriteString(`<Connect><Stream url="`)
 		xmlEscape(&b, a.AgentURL)
 		b.WriteString(`">`)
-		writeParameter(&b, "attempt_id", strconv.FormatInt(a.AttemptID, 10))
-		keys := make([]string, 0, len(a.Context))
-		for k := range a.Context {
-			if k != "attempt_id" {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			writeParameter(&b, k, a.Context[k])
+		for _, p := range streamParams(a) {
+			writeParameter(&b, p.name, p.value)
 		}
 		b.WriteString(`</Stream></Connect>`)
 	} else if a.Greeting != "" {

@@ -159,26 +159,38 @@ func TestCloudonixAnswerMarkup(t *testing.T) {
 	c := cloudonixNewCarrier(t, "http://unused", nil)
 	const head = `<?xml version="1.0" encoding="UTF-8"?>`
 	tests := []struct {
-		name string
-		a    carrier.Answer
-		want string
+		name   string
+		a      carrier.Answer
+		want   string
+		params map[string]string // the stream's parameters, decoded
 	}{
 		{"agent", carrier.Answer{AttemptID: 42, AgentURL: "wss://agent.example/ws?a=1&b=2",
 			Context: map[string]string{"first_name": `Zoë "Z" <x>`, "attempt_id": "spoof", "account": "A&B"}},
 			head + `<Response><Connect><Stream url="wss://agent.example/ws?a=1&amp;b=2">` +
 				`<Parameter name="attempt_id" value="42"/><Parameter name="account" value="A&amp;B"/>` +
-				`<Parameter name="first_name" value="Zoë &#34;Z&#34; &lt;x&gt;"/></Stream></Connect><Hangup/></Response>`},
+				`<Parameter name="first_name" value="Zoë &#34;Z&#34; &lt;x&gt;"/></Stream></Connect><Hangup/></Response>`,
+			map[string]string{"attempt_id": "42", "account": "A&B", "first_name": `Zoë "Z" <x>`}},
+		{"agent with opt-out", optOutAnswer("wss://agent.example/ws"),
+			head + `<Response><Connect><Stream url="wss://agent.example/ws">` +
+				`<Parameter name="attempt_id" value="42"/><Parameter name="opt_out_token" value="tok-_9Zx"/>` +
+				`<Parameter name="opt_out_url" value="https://svc.example/api/v1/telephony/opt-out/42?t=tok-_9Zx"/>` +
+				`<Parameter name="first_name" value="Ann"/></Stream></Connect><Hangup/></Response>`,
+			optOutParams},
 		{"agent without context", carrier.Answer{AttemptID: 1, AgentURL: "wss://a/ws"},
-			head + `<Response><Connect><Stream url="wss://a/ws"><Parameter name="attempt_id" value="1"/></Stream></Connect><Hangup/></Response>`},
+			head + `<Response><Connect><Stream url="wss://a/ws"><Parameter name="attempt_id" value="1"/></Stream></Connect><Hangup/></Response>`,
+			map[string]string{"attempt_id": "1"}},
 		{"greeting", carrier.Answer{AttemptID: 1, Greeting: "Hello <Ann> & co"},
-			head + `<Response><Say>Hello &lt;Ann&gt; &amp; co</Say><Hangup/></Response>`},
-		{"nothing", carrier.Answer{AttemptID: 1}, head + `<Response><Hangup/></Response>`},
+			head + `<Response><Say>Hello &lt;Ann&gt; &amp; co</Say><Hangup/></Response>`, nil},
+		{"nothing", carrier.Answer{AttemptID: 1}, head + `<Response><Hangup/></Response>`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ct, body := c.AnswerMarkup(tt.a)
 			if ct != "text/xml" || string(body) != tt.want {
 				t.Fatalf("AnswerMarkup = %s %s\nwant %s", ct, body, tt.want)
+			}
+			if got := streamParameters(t, body); !reflect.DeepEqual(got, tt.params) {
+				t.Fatalf("stream parameters = %v, want %v", got, tt.params)
 			}
 		})
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -106,18 +105,23 @@ func (c *plivoLike) verifyWebhook(w Webhook) (url.Values, []string, error) {
 //
 //	<Response><Stream bidirectional="true" keepCallAlive="true"
 //	contentType="audio/x-mulaw;rate=8000" extraHeaders="attemptId=ID,...">
-//	AGENT?attempt_id=ID&KEY=VALUE...</Stream></Response>
+//	AGENT?attempt_id=ID&opt_out_token=TOKEN&opt_out_url=URL&KEY=VALUE...</Stream></Response>
 //
 // The attempt id and Context travel twice, because extraHeaders only takes
 // letters and digits (documented for both providers: [A-Za-z0-9], pairs
 // written k=v and joined by ",", at most 512 bytes):
 //
-//   - in the stream URL's query: attempt_id and every Context key, URL
-//     encoded, sorted by key (a Context key named attempt_id is left out:
-//     the attempt id wins), added to any query the AgentURL has;
+//   - in the stream URL's query: attempt_id, opt_out_token, opt_out_url
+//     and every Context key, URL encoded (see streamParams: a Context key
+//     named like one of the first three is left out, the answer's own
+//     value wins), added to any query the AgentURL has;
 //   - in extraHeaders: attemptId=ID, then the Context pairs whose key and
 //     value are both non-empty letters and digits, in key order, as long as
-//     the whole stays within 512 bytes.
+//     the whole stays within 512 bytes. The opt-out token (URL-safe base64,
+//     which may hold "-" and "_") and URL cannot be written there: they
+//     travel only in the query, and Context keys named attemptId,
+//     optOutToken or optOutUrl are left out of extraHeaders so that no
+//     column poses as them.
 //
 // Without an AgentURL the greeting is spoken and the call hung up:
 // <Response><Speak>GREETING</Speak><Hangup/></Response>, or just <Hangup/>
@@ -144,21 +148,9 @@ func (c *plivoLike) AnswerMarkup(a Answer) (string, []byte) {
 	return "text/xml", []byte(b.String())
 }
 
-// plivoContextKeys returns a's Context keys but attempt_id, sorted.
-func plivoContextKeys(a Answer) []string {
-	keys := make([]string, 0, len(a.Context))
-	for k := range a.Context {
-		if k != "attempt_id" {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// plivoStreamURL is the AgentURL with attempt_id and the Context added to
-// its query (see AnswerMarkup). An AgentURL that does not parse is used as
-// given.
+// plivoStreamURL is the AgentURL with the stream parameters (attempt_id,
+// the opt-out token and URL, the Context) added to its query (see
+// AnswerMarkup). An AgentURL that does not parse is used as given.
 func plivoStreamURL(a Answer) string {
 	u, err := url.Parse(a.AgentURL)
 	if err != nil {
@@ -172,9 +164,8 @@ func plivoStreamURL(a Answer) string {
 		}
 		q.WriteString(url.QueryEscape(k) + "=" + url.QueryEscape(v))
 	}
-	add("attempt_id", strconv.FormatInt(a.AttemptID, 10))
-	for _, k := range plivoContextKeys(a) {
-		add(k, a.Context[k])
+	for _, p := range streamParams(a) {
+		add(p.name, p.value)
 	}
 	u.RawQuery = q.String()
 	return u.String()
@@ -183,9 +174,9 @@ func plivoStreamURL(a Answer) string {
 // plivoExtraHeaders is the <Stream> extraHeaders value (see AnswerMarkup).
 func plivoExtraHeaders(a Answer) string {
 	s := "attemptId=" + strconv.FormatInt(a.AttemptID, 10)
-	for _, k := range plivoContextKeys(a) {
+	for _, k := range contextKeys(a) {
 		v := a.Context[k]
-		if !plivoAlnum(k) || !plivoAlnum(v) || k == "attemptId" {
+		if !plivoAlnum(k) || !plivoAlnum(v) || plivoReservedHeaders[k] {
 			continue
 		}
 		if len(s)+len(k)+len(v)+2 > plivoMaxExtraHeaders {
@@ -195,6 +186,11 @@ func plivoExtraHeaders(a Answer) string {
 	}
 	return s
 }
+
+// plivoReservedHeaders are the extraHeaders names a Context key may not
+// take: attemptId is ours, and optOutToken and optOutUrl name the opt-out
+// values the other providers' agents receive (here only in the query).
+var plivoReservedHeaders = map[string]bool{"attemptId": true, "optOutToken": true, "optOutUrl": true}
 
 // plivoAlnum reports whether s is non-empty ASCII letters and digits.
 func plivoAlnum(s string) bool {

@@ -1,6 +1,7 @@
 package carrier
 
 import (
+	"encoding/xml"
 	"errors"
 	"net/http"
 	"net/url"
@@ -232,29 +233,76 @@ func TestPlivoVerifyAnswer(t *testing.T) {
 	}
 }
 
+// plivoStreamOf decodes Plivo (or Vobiz) XML and returns its <Stream>'s
+// URL query and extraHeaders, each by name (nil, nil without a stream),
+// failing the test on a name given twice.
+func plivoStreamOf(t *testing.T, body []byte) (query, headers map[string]string) {
+	t.Helper()
+	var r struct {
+		Stream *struct {
+			URL          string `xml:",chardata"`
+			ExtraHeaders string `xml:"extraHeaders,attr"`
+		} `xml:"Stream"`
+	}
+	if err := xml.Unmarshal(body, &r); err != nil {
+		t.Fatalf("markup %s: %v", body, err)
+	}
+	if r.Stream == nil {
+		return nil, nil
+	}
+	headers = map[string]string{}
+	for _, pair := range strings.Split(r.Stream.ExtraHeaders, ",") {
+		k, v, ok := strings.Cut(pair, "=")
+		if _, dup := headers[k]; !ok || dup {
+			t.Fatalf("extraHeaders %q: pair %q", r.Stream.ExtraHeaders, pair)
+		}
+		headers[k] = v
+	}
+	return queryParams(t, r.Stream.URL), headers
+}
+
 func TestPlivoAnswerMarkup(t *testing.T) {
 	const decl = `<?xml version="1.0" encoding="UTF-8"?>`
 	for _, tc := range []struct {
-		name string
-		a    Answer
-		want string
+		name    string
+		a       Answer
+		want    string
+		query   map[string]string // the stream URL's query, decoded
+		headers map[string]string // extraHeaders, decoded
 	}{
 		{"agent", Answer{AttemptID: 42, AgentURL: "wss://agent.example/ws?x=1",
 			Context: map[string]string{"first_name": "Ann Lee", "tier": "gold", "attempt_id": "9", "attemptId": "9", "n": "<&>"}},
 			decl + `<Response><Stream bidirectional="true" keepCallAlive="true" contentType="audio/x-mulaw;rate=8000" ` +
 				`extraHeaders="attemptId=42,tier=gold">wss://agent.example/ws?x=1&amp;attempt_id=42&amp;attemptId=9&amp;` +
-				`first_name=Ann+Lee&amp;n=%3C%26%3E&amp;tier=gold</Stream></Response>`},
+				`first_name=Ann+Lee&amp;n=%3C%26%3E&amp;tier=gold</Stream></Response>`,
+			map[string]string{"x": "1", "attempt_id": "42", "attemptId": "9", "first_name": "Ann Lee", "n": "<&>", "tier": "gold"},
+			map[string]string{"attemptId": "42", "tier": "gold"}},
+		{"agent with opt-out", Answer{AttemptID: 42, AgentURL: "wss://agent.example/ws?x=1", OptOutToken: testOptOutToken, OptOutURL: testOptOutURL,
+			Context: map[string]string{"opt_out_token": "spoof", "opt_out_url": "https://evil.example/", "attempt_id": "1",
+				"optOutToken": "spoof", "optOutUrl": "spoof", "tier": "gold"}},
+			decl + `<Response><Stream bidirectional="true" keepCallAlive="true" contentType="audio/x-mulaw;rate=8000" ` +
+				`extraHeaders="attemptId=42,tier=gold">wss://agent.example/ws?x=1&amp;attempt_id=42&amp;opt_out_token=tok-_9Zx&amp;` +
+				`opt_out_url=https%3A%2F%2Fsvc.example%2Fapi%2Fv1%2Ftelephony%2Fopt-out%2F42%3Ft%3Dtok-_9Zx&amp;` +
+				`optOutToken=spoof&amp;optOutUrl=spoof&amp;tier=gold</Stream></Response>`,
+			map[string]string{"x": "1", "attempt_id": "42", "opt_out_token": testOptOutToken, "opt_out_url": testOptOutURL,
+				"optOutToken": "spoof", "optOutUrl": "spoof", "tier": "gold"},
+			map[string]string{"attemptId": "42", "tier": "gold"}},
 		{"agent without context", Answer{AttemptID: 7, AgentURL: "wss://a/b"},
 			decl + `<Response><Stream bidirectional="true" keepCallAlive="true" contentType="audio/x-mulaw;rate=8000" ` +
-				`extraHeaders="attemptId=7">wss://a/b?attempt_id=7</Stream></Response>`},
+				`extraHeaders="attemptId=7">wss://a/b?attempt_id=7</Stream></Response>`,
+			map[string]string{"attempt_id": "7"}, map[string]string{"attemptId": "7"}},
 		{"greeting", Answer{AttemptID: 1, Greeting: `Hello "Bob" & <co>`},
-			decl + `<Response><Speak>Hello &#34;Bob&#34; &amp; &lt;co&gt;</Speak><Hangup/></Response>`},
-		{"empty greeting", Answer{AttemptID: 1}, decl + `<Response><Hangup/></Response>`},
+			decl + `<Response><Speak>Hello &#34;Bob&#34; &amp; &lt;co&gt;</Speak><Hangup/></Response>`, nil, nil},
+		{"empty greeting", Answer{AttemptID: 1}, decl + `<Response><Hangup/></Response>`, nil, nil},
 	} {
 		for _, p := range []string{Plivo, Vobiz} {
 			ct, body := plivoTestCarrier(t, p, "http://unused", nil).AnswerMarkup(tc.a)
 			if ct != "text/xml" || string(body) != tc.want {
 				t.Fatalf("%s %s: %s\n%s\nwant\n%s", p, tc.name, ct, body, tc.want)
+			}
+			query, headers := plivoStreamOf(t, body)
+			if !reflect.DeepEqual(query, tc.query) || !reflect.DeepEqual(headers, tc.headers) {
+				t.Fatalf("%s %s: stream query %v, extraHeaders %v\nwant %v, %v", p, tc.name, query, headers, tc.query, tc.headers)
 			}
 		}
 	}

@@ -22,7 +22,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -250,11 +249,12 @@ func telnyxAttemptOf(clientState string) (id int64, ok bool) {
 	return *v.AttemptID, true
 }
 
-// telnyxStreamURL is the agent's URL with the attempt id and the contact's
-// context added as query parameters: attempt_id=N, then every Context key
-// (sorted; a key named attempt_id is left out, the attempt id wins), each
-// replacing a parameter of that name the URL already had. Telnyx's dial
-// command has no custom-parameter field for the stream (only
+// telnyxStreamURL is the agent's URL with the stream parameters added to
+// its query: attempt_id=N, opt_out_token and opt_out_url, then every
+// Context key (see streamParams: a key named like one of the first three is
+// left out, the answer's own value wins), each replacing a parameter of
+// that name the URL already had; the query is then encoded sorted by key.
+// Telnyx's dial command has no custom-parameter field for the stream (only
 // streaming_start has custom_parameters), so the query string carries them;
 // the stream's start frame also carries the call's client_state.
 func telnyxStreamURL(a Answer) (string, error) {
@@ -263,16 +263,8 @@ func telnyxStreamURL(a Answer) (string, error) {
 		return "", fmt.Errorf("agent url %q is not an absolute URL", a.AgentURL)
 	}
 	q := u.Query()
-	q.Set("attempt_id", strconv.FormatInt(a.AttemptID, 10))
-	keys := make([]string, 0, len(a.Context))
-	for k := range a.Context {
-		if k != "attempt_id" {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		q.Set(k, a.Context[k])
+	for _, p := range streamParams(a) {
+		q.Set(p.name, p.value)
 	}
 	u.RawQuery = q.Encode()
 	return u.String(), nil

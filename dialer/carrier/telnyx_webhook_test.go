@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -262,22 +263,41 @@ func TestTelnyxStatusMapping(t *testing.T) {
 func TestTelnyxAnswerMarkup(t *testing.T) {
 	c := telnyxCarrier(t, "http://127.0.0.1:1", nil)
 	tests := []struct {
-		name string
-		a    Answer
-		want string
+		name  string
+		a     Answer
+		want  string
+		query map[string]string // stream_url's query, decoded
 	}{
 		{"agent", Answer{AttemptID: 7, AgentURL: "wss://agent.example/ws", Greeting: "ignored",
 			Context: map[string]string{"name": "Ann & <Bo>"}},
-			`{"stream_url":"wss://agent.example/ws?attempt_id=7&name=Ann+%26+%3CBo%3E"}`},
+			`{"stream_url":"wss://agent.example/ws?attempt_id=7&name=Ann+%26+%3CBo%3E"}`,
+			map[string]string{"attempt_id": "7", "name": "Ann & <Bo>"}},
+		{"agent with opt-out", optOutAnswer("wss://agent.example/ws?opt_out_token=mine"),
+			`{"stream_url":"wss://agent.example/ws?attempt_id=42&first_name=Ann&opt_out_token=tok-_9Zx&` +
+				`opt_out_url=https%3A%2F%2Fsvc.example%2Fapi%2Fv1%2Ftelephony%2Fopt-out%2F42%3Ft%3Dtok-_9Zx"}`,
+			optOutParams},
 		{"greeting", Answer{AttemptID: 7, Greeting: `Hi "Ann" <&>`},
-			`{"speak":{"payload":"Hi \"Ann\" <&>","voice":"female","language":"en-US"},"hangup":true}`},
-		{"empty greeting", Answer{AttemptID: 7}, `{"hangup":true}`},
+			`{"speak":{"payload":"Hi \"Ann\" <&>","voice":"female","language":"en-US"},"hangup":true}`, nil},
+		{"empty greeting", Answer{AttemptID: 7}, `{"hangup":true}`, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ct, body := c.AnswerMarkup(tc.a)
 			if ct != "application/json" || string(body) != tc.want {
 				t.Fatalf("AnswerMarkup = %s %s, want application/json %s", ct, body, tc.want)
+			}
+			var v struct {
+				StreamURL *string `json:"stream_url"`
+			}
+			if err := json.Unmarshal(body, &v); err != nil {
+				t.Fatalf("AnswerMarkup %s: %v", body, err)
+			}
+			var query map[string]string
+			if v.StreamURL != nil {
+				query = queryParams(t, *v.StreamURL)
+			}
+			if !reflect.DeepEqual(query, tc.query) {
+				t.Fatalf("stream_url query %v, want %v", query, tc.query)
 			}
 		})
 	}

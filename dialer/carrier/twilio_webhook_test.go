@@ -189,24 +189,79 @@ func TestTwilioVerifyAnswer(t *testing.T) {
 	}
 }
 
+// Opt-out values of the answer-markup tests: the token has the "-" and "_"
+// a URL-safe base64 token may hold.
+const (
+	testOptOutToken = "tok-_9Zx"
+	testOptOutURL   = "https://svc.example/api/v1/telephony/opt-out/42?t=tok-_9Zx"
+)
+
+// optOutAnswer is an agent answer with the opt-out values and a context
+// whose keys try to take the reserved parameter names.
+func optOutAnswer(agentURL string) carrier.Answer {
+	return carrier.Answer{AttemptID: 42, AgentURL: agentURL, OptOutToken: testOptOutToken, OptOutURL: testOptOutURL,
+		Context: map[string]string{"opt_out_token": "spoof", "opt_out_url": "https://evil.example/", "attempt_id": "1", "first_name": "Ann"}}
+}
+
+// optOutParams are the stream parameters of optOutAnswer.
+var optOutParams = map[string]string{"attempt_id": "42", "opt_out_token": testOptOutToken, "opt_out_url": testOptOutURL, "first_name": "Ann"}
+
+// streamParameters decodes TwiML (or Cloudonix CXML) and returns its
+// <Connect><Stream>'s parameters by name (nil without a stream), failing
+// the test on a name given twice.
+func streamParameters(t *testing.T, body []byte) map[string]string {
+	t.Helper()
+	var r struct {
+		Stream *struct {
+			Params []struct {
+				Name  string `xml:"name,attr"`
+				Value string `xml:"value,attr"`
+			} `xml:"Parameter"`
+		} `xml:"Connect>Stream"`
+	}
+	if err := xml.Unmarshal(body, &r); err != nil {
+		t.Fatalf("markup %s: %v", body, err)
+	}
+	if r.Stream == nil {
+		return nil
+	}
+	params := map[string]string{}
+	for _, p := range r.Stream.Params {
+		if _, dup := params[p.Name]; dup {
+			t.Fatalf("parameter %q given twice in %s", p.Name, body)
+		}
+		params[p.Name] = p.Value
+	}
+	return params
+}
+
 func TestTwilioAnswerMarkup(t *testing.T) {
 	const decl = `<?xml version="1.0" encoding="UTF-8"?>`
 	tests := []struct {
-		name string
-		a    carrier.Answer
-		want string
+		name   string
+		a      carrier.Answer
+		want   string
+		params map[string]string // the stream's parameters, decoded
 	}{
 		{"stream", carrier.Answer{AttemptID: 42, AgentURL: "wss://agent.example/ws?a=1&b=2",
 			Context: map[string]string{"zeta": "z", "first_name": `Ann "<&>' O'Neil`, "attempt_id": "spoof"}},
 			`<Response><Connect><Stream url="wss://agent.example/ws?a=1&amp;b=2">` +
 				`<Parameter name="attempt_id" value="42"/>` +
 				`<Parameter name="first_name" value="Ann &#34;&lt;&amp;&gt;&#39; O&#39;Neil"/>` +
-				`<Parameter name="zeta" value="z"/></Stream></Connect></Response>`},
+				`<Parameter name="zeta" value="z"/></Stream></Connect></Response>`,
+			map[string]string{"attempt_id": "42", "first_name": `Ann "<&>' O'Neil`, "zeta": "z"}},
+		{"stream with opt-out", optOutAnswer("wss://agent.example/ws"),
+			`<Response><Connect><Stream url="wss://agent.example/ws">` +
+				`<Parameter name="attempt_id" value="42"/><Parameter name="opt_out_token" value="tok-_9Zx"/>` +
+				`<Parameter name="opt_out_url" value="https://svc.example/api/v1/telephony/opt-out/42?t=tok-_9Zx"/>` +
+				`<Parameter name="first_name" value="Ann"/></Stream></Connect></Response>`,
+			optOutParams},
 		{"stream without context", carrier.Answer{AttemptID: 1, AgentURL: "wss://a"},
-			`<Response><Connect><Stream url="wss://a"><Parameter name="attempt_id" value="1"/></Stream></Connect></Response>`},
+			`<Response><Connect><Stream url="wss://a"><Parameter name="attempt_id" value="1"/></Stream></Connect></Response>`,
+			map[string]string{"attempt_id": "1"}},
 		{"greeting", carrier.Answer{AttemptID: 1, Greeting: "Hi Ann & <Bob>!\nBye"},
-			`<Response><Say>Hi Ann &amp; &lt;Bob&gt;!&#xA;Bye</Say><Hangup/></Response>`},
-		{"no greeting", carrier.Answer{AttemptID: 1}, `<Response><Hangup/></Response>`},
+			`<Response><Say>Hi Ann &amp; &lt;Bob&gt;!&#xA;Bye</Say><Hangup/></Response>`, nil},
+		{"no greeting", carrier.Answer{AttemptID: 1}, `<Response><Hangup/></Response>`, nil},
 	}
 	c := twilioWith(t, testToken)
 	for _, tt := range tests {
@@ -225,6 +280,9 @@ func TestTwilioAnswerMarkup(t *testing.T) {
 				} else if err != nil {
 					t.Fatalf("markup is not well-formed XML: %v", err)
 				}
+			}
+			if got := streamParameters(t, body); !reflect.DeepEqual(got, tt.params) {
+				t.Fatalf("stream parameters = %v, want %v", got, tt.params)
 			}
 		})
 	}

@@ -93,24 +93,26 @@ const vonageAudio = "audio/l16;rate=16000"
 // (application/json). With an AgentURL the call's audio is connected to it:
 //
 //	[{"action":"connect","endpoint":[{"type":"websocket","uri":"AGENT",
-//	  "content-type":"audio/l16;rate=16000","headers":{"attempt_id":"ID","KEY":"VALUE",...}}]}]
+//	  "content-type":"audio/l16;rate=16000","headers":{"attempt_id":"ID",
+//	  "opt_out_token":"TOKEN","opt_out_url":"URL","KEY":"VALUE",...}}]}]
 //
-// where headers hold the attempt id and every Context entry (a Context key
-// named attempt_id is left out: the attempt id wins); Vonage hands them to
-// the agent in the websocket's first message. Without one the greeting is
-// spoken, [{"action":"talk","text":"GREETING"}], and the call ends when the
-// NCCO is done. An empty greeting gives [], an NCCO without actions: the
-// call ends at once. JSON encoding escapes every value (invalid UTF-8
-// becomes U+FFFD).
+// where headers hold the attempt id, the opt-out token and URL and every
+// Context entry (see streamParams: a Context key named attempt_id,
+// opt_out_token or opt_out_url is left out, the answer's own value wins);
+// Vonage hands them to the agent in the websocket's first message. Without
+// an AgentURL the greeting is spoken, [{"action":"talk","text":"GREETING"}],
+// and the call ends when the NCCO is done. An empty greeting gives [], an
+// NCCO without actions: the call ends at once. JSON encoding escapes every
+// value (invalid UTF-8 becomes U+FFFD).
 func (v *vonage) AnswerMarkup(a Answer) (string, []byte) {
 	ncco := []vonageNCCOAction{}
 	switch {
 	case a.AgentURL != "":
-		headers := make(map[string]string, len(a.Context)+1)
-		for k, val := range a.Context {
-			headers[k] = val
+		params := streamParams(a)
+		headers := make(map[string]string, len(params))
+		for _, p := range params {
+			headers[p.name] = p.value
 		}
-		headers["attempt_id"] = strconv.FormatInt(a.AttemptID, 10)
 		ncco = append(ncco, vonageNCCOAction{Action: "connect", Endpoint: []vonageWebsocket{{
 			Type: "websocket", URI: a.AgentURL, ContentType: vonageAudio, Headers: headers}}})
 	case a.Greeting != "":

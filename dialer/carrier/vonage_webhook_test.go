@@ -266,19 +266,27 @@ func TestVonageAnswerGET(t *testing.T) {
 func TestVonageAnswerMarkup(t *testing.T) {
 	c := newVonageTest(t, "http://x", time.Now(), nil)
 	for _, tc := range []struct {
-		name string
-		a    Answer
-		want string
+		name    string
+		a       Answer
+		want    string
+		headers map[string]string // the websocket endpoint's headers, decoded
 	}{
 		{"agent", Answer{AttemptID: 42, AgentURL: "wss://agent.example/ws?x=1&y=2",
 			Context: map[string]string{"first_name": "Zoë <\"x\">", "attempt_id": "spoofed", "account": "A-1"}},
 			`[{"action":"connect","endpoint":[{"type":"websocket","uri":"wss://agent.example/ws?x=1\u0026y=2",` +
-				`"content-type":"audio/l16;rate=16000","headers":{"account":"A-1","attempt_id":"42","first_name":"Zoë \u003c\"x\"\u003e"}}]}]`},
+				`"content-type":"audio/l16;rate=16000","headers":{"account":"A-1","attempt_id":"42","first_name":"Zoë \u003c\"x\"\u003e"}}]}]`,
+			map[string]string{"account": "A-1", "attempt_id": "42", "first_name": "Zoë <\"x\">"}},
+		{"agent with opt-out", optOutAnswer("wss://agent.example/ws"),
+			`[{"action":"connect","endpoint":[{"type":"websocket","uri":"wss://agent.example/ws","content-type":"audio/l16;rate=16000",` +
+				`"headers":{"attempt_id":"42","first_name":"Ann","opt_out_token":"tok-_9Zx",` +
+				`"opt_out_url":"https://svc.example/api/v1/telephony/opt-out/42?t=tok-_9Zx"}}]}]`,
+			optOutParams},
 		{"agent without context", Answer{AttemptID: 1, AgentURL: "wss://a/ws"},
-			`[{"action":"connect","endpoint":[{"type":"websocket","uri":"wss://a/ws","content-type":"audio/l16;rate=16000","headers":{"attempt_id":"1"}}]}]`},
-		{"greeting", Answer{AttemptID: 1, Greeting: "Hello \"Ann\" & co\n"}, `[{"action":"talk","text":"Hello \"Ann\" \u0026 co\n"}]`},
-		{"invalid utf-8", Answer{AttemptID: 1, Greeting: "a\xffb"}, `[{"action":"talk","text":"a\ufffdb"}]`},
-		{"nothing to say", Answer{AttemptID: 1}, `[]`},
+			`[{"action":"connect","endpoint":[{"type":"websocket","uri":"wss://a/ws","content-type":"audio/l16;rate=16000","headers":{"attempt_id":"1"}}]}]`,
+			map[string]string{"attempt_id": "1"}},
+		{"greeting", Answer{AttemptID: 1, Greeting: "Hello \"Ann\" & co\n"}, `[{"action":"talk","text":"Hello \"Ann\" \u0026 co\n"}]`, nil},
+		{"invalid utf-8", Answer{AttemptID: 1, Greeting: "a\xffb"}, `[{"action":"talk","text":"a\ufffdb"}]`, nil},
+		{"nothing to say", Answer{AttemptID: 1}, `[]`, nil},
 	} {
 		ct, body := c.AnswerMarkup(tc.a)
 		// Invalid UTF-8 becomes U+FFFD: Go 1.27's encoding/json writes the
@@ -287,8 +295,25 @@ func TestVonageAnswerMarkup(t *testing.T) {
 		if ct != "application/json" || got != tc.want {
 			t.Fatalf("%s: %s %s\nwant %s", tc.name, ct, body, tc.want)
 		}
-		if !json.Valid(body) {
-			t.Fatalf("%s: not JSON", tc.name)
+		var ncco []struct {
+			Action   string `json:"action"`
+			Endpoint []struct {
+				Type    string            `json:"type"`
+				Headers map[string]string `json:"headers"`
+			} `json:"endpoint"`
+		}
+		if err := json.Unmarshal(body, &ncco); err != nil {
+			t.Fatalf("%s: not an NCCO: %v", tc.name, err)
+		}
+		var headers map[string]string
+		if len(ncco) == 1 && ncco[0].Action == "connect" {
+			if len(ncco[0].Endpoint) != 1 || ncco[0].Endpoint[0].Type != "websocket" {
+				t.Fatalf("%s: endpoints %+v", tc.name, ncco[0].Endpoint)
+			}
+			headers = ncco[0].Endpoint[0].Headers
+		}
+		if !reflect.DeepEqual(headers, tc.headers) {
+			t.Fatalf("%s: websocket headers %v, want %v", tc.name, headers, tc.headers)
 		}
 	}
 }
