@@ -14,4 +14,11 @@ WHERE id = ? AND is_final = 0;
 UPDATE contacts SET attempts = ?, last_call_at = ?, outcome = ? WHERE id = ?;
 
 -- name: ListContacts :many
-SELECT * FROM contacts WHERE campaign_id = ? AND row_number > ? ORDER BY row_number LIMIT ?;
+-- A page of the campaign's contacts in row order (the report), each with the
+-- guard rails' evidence of its newest attempt that has any (API.md 12.5):
+-- one search of the attempts' (contact_id, attempt) index per contact.
+SELECT contacts.*,
+    (SELECT a.compliance FROM call_attempts a
+     WHERE a.contact_id = contacts.id AND a.compliance IS NOT NULL
+     ORDER BY a.attempt DESC LIMIT 1) AS last_compliance
+FROM contacts WHERE contacts.campaign_id = ? AND contacts.row_number > ? ORDER BY contacts.row_number LIMIT ?;

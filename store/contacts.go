@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -22,6 +23,10 @@ type Contact struct {
 	LastCallAt      *time.Time
 	DurationSeconds *int64
 	AnsweredBy      *string
+	// LastCompliance is the guard rails' evidence (JSON, API.md 12.5) of
+	// the contact's newest attempt that has any, nil when none has; only
+	// ListContacts fills it.
+	LastCompliance json.RawMessage
 }
 
 func contactFromRow(r sqlcdb.Contact) *Contact {
@@ -41,7 +46,8 @@ func (db *DB) GetContact(ctx context.Context, id int64) (*Contact, error) {
 }
 
 // ListContacts returns up to limit contacts of the campaign after row
-// afterRow, in row order.
+// afterRow, in row order, each with the evidence of its newest attempt
+// that has any (LastCompliance).
 func (db *DB) ListContacts(ctx context.Context, campaignID, afterRow int64, limit int) ([]*Contact, error) {
 	rows, err := db.rq.ListContacts(ctx, sqlcdb.ListContactsParams{CampaignID: campaignID, RowNumber: afterRow, Limit: int64(limit)})
 	if err != nil {
@@ -49,7 +55,10 @@ func (db *DB) ListContacts(ctx context.Context, campaignID, afterRow int64, limi
 	}
 	out := make([]*Contact, len(rows))
 	for i, r := range rows {
-		out[i] = contactFromRow(r)
+		out[i] = contactFromRow(sqlcdb.Contact{ID: r.ID, CampaignID: r.CampaignID, RowNumber: r.RowNumber,
+			PhoneNumber: r.PhoneNumber, Timezone: r.Timezone, Context: r.Context, IsFinal: r.IsFinal, Outcome: r.Outcome,
+			Attempts: r.Attempts, LastCallAt: r.LastCallAt, DurationSeconds: r.DurationSeconds, AnsweredBy: r.AnsweredBy})
+		out[i].LastCompliance = rawJSON(r.LastCompliance)
 	}
 	return out, nil
 }

@@ -125,6 +125,17 @@ func newCampEnv(t *testing.T, opts campOpts) *campEnv {
 	srv.Start()
 	e.srv = srv
 	if opts.engine {
+		// These tests dial test numbers at any hour: the organizations'
+		// calling hours (08:00-21:00 callee-local by default) are off.
+		// Tests of the calling hours turn them on through the API.
+		for _, org := range []int64{e.orgA, e.orgB} {
+			if _, err := e.db.UpdateCompliancePolicy(context.Background(), org, 0, func(p *store.Policy) error {
+				p.CallingHours.Enabled = false
+				return nil
+			}); err != nil {
+				t.Fatalf("calling hours off: %v", err)
+			}
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		ce.cancel = cancel
 		if err := ce.engine.Start(ctx); err != nil {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/outdial/outdial/store"
@@ -109,13 +110,16 @@ type attemptJSON struct {
 	EndedAt         *string `json:"ended_at"`
 	DurationSeconds *int64  `json:"duration_seconds"`
 	Error           *string `json:"error"`
+	// Compliance is what the guard rails saw when the attempt was last
+	// placed, held or suppressed (API.md 12.5), as stored; null before.
+	Compliance json.RawMessage `json:"compliance"`
 }
 
 func attemptOut(a *store.Attempt) attemptJSON {
 	return attemptJSON{ID: a.ID, ContactRow: a.ContactRow, PhoneNumber: a.PhoneNumber, Attempt: a.Attempt, State: a.State,
 		Outcome: a.Outcome, RawStatus: a.RawStatus, ProviderCallID: a.ProviderCallID, CallerID: a.CallerID,
 		AnsweredBy: a.AnsweredBy, DueAt: dueAt(a.DueAt), StartedAt: optTS(a.StartedAt), AnsweredAt: optTS(a.AnsweredAt),
-		EndedAt: optTS(a.EndedAt), DurationSeconds: a.DurationSeconds, Error: a.Error}
+		EndedAt: optTS(a.EndedAt), DurationSeconds: a.DurationSeconds, Error: a.Error, Compliance: a.Compliance}
 }
 
 // dueAt is an attempt's due time, or nil when it is due at once: first

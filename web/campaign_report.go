@@ -15,7 +15,9 @@ import (
 
 // campaignReport streams a CSV with one row per contact: the original
 // columns, then outcome, attempts, last_call_at, duration_seconds,
-// answered_by. Every header and cell goes through spreadsheetSafe.
+// answered_by, and suppression and local_time from the guard rails'
+// evidence of the contact's newest attempt that has any (API.md 12.5;
+// empty when none). Every header and cell goes through spreadsheetSafe.
 func (s *Server) campaignReport(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error {
 	id, err := pathID(ps, "campaign_id")
 	if err != nil {
@@ -29,7 +31,8 @@ func (s *Server) campaignReport(w http.ResponseWriter, r *http.Request, ps httpr
 	w.Header().Set("Content-Disposition", `attachment; filename="campaign-`+strconv.FormatInt(id, 10)+`-report.csv"`)
 	sent := &sentCounter{w: w}
 	cw := csv.NewWriter(sent)
-	header := append(append([]string{}, c.Columns...), "outcome", "attempts", "last_call_at", "duration_seconds", "answered_by")
+	header := append(append([]string{}, c.Columns...), "outcome", "attempts", "last_call_at", "duration_seconds", "answered_by",
+		"suppression", "local_time")
 	safeHeader := make([]string, len(header))
 	for i, h := range header {
 		safeHeader[i] = spreadsheetSafe(h)
@@ -67,6 +70,13 @@ func (s *Server) campaignReport(w http.ResponseWriter, r *http.Request, ps httpr
 			// The result columns are ours (enums, integers, timestamps):
 			// none can start with a formula character.
 			row = append(row, deref(ct.Outcome), strconv.FormatInt(ct.Attempts, 10), derefTS(ct.LastCallAt), derefInt(ct.DurationSeconds), deref(ct.AnsweredBy))
+			// The evidence is the dialer's JSON: its values are neutralised
+			// like the CSV's own cells.
+			var ev reportEvidence
+			if len(ct.LastCompliance) > 0 {
+				_ = json.Unmarshal(ct.LastCompliance, &ev)
+			}
+			row = append(row, spreadsheetSafe(ev.Suppression), spreadsheetSafe(ev.LocalTime))
 			if err := cw.Write(row); err != nil {
 				return nil
 			}
@@ -78,6 +88,13 @@ func (s *Server) campaignReport(w http.ResponseWriter, r *http.Request, ps httpr
 	}
 	cw.Flush()
 	return nil
+}
+
+// reportEvidence is what the report shows of an attempt's evidence; a
+// field that is absent or not a string is empty.
+type reportEvidence struct {
+	Suppression string `json:"suppression"`
+	LocalTime   string `json:"local_time"`
 }
 
 // spreadsheetSafe neutralises a CSV cell that a spreadsheet would read as a

@@ -105,11 +105,14 @@ func TestCampaignRun(t *testing.T) {
 		sids[rec.SID] = true
 	}
 	callKeys := []string{"id", "contact_row", "phone_number", "attempt", "state", "outcome", "raw_status", "provider_call_id",
-		"caller_id", "answered_by", "due_at", "started_at", "answered_at", "ended_at", "duration_seconds", "error"}
+		"caller_id", "answered_by", "due_at", "started_at", "answered_at", "ended_at", "duration_seconds", "error", "compliance"}
 	got := make([]row, len(calls))
 	for i, a := range calls {
 		if !sameSet(keys(a), callKeys) {
 			t.Errorf("call keys = %v, want %v", keys(a), callKeys)
+		}
+		if ev, _ := a["compliance"].(map[string]any); ev["suppression"] != "clear" || ev["local_time"] == nil {
+			t.Errorf("call %d: compliance = %v, want the evidence of a clear number with its local time", i, a["compliance"])
 		}
 		ab, _ := a["answered_by"].(string)
 		got[i] = row{int(num(t, a, "contact_row")), int(num(t, a, "attempt")), fmt.Sprint(a["outcome"]), ab, num(t, a, "duration_seconds")}
@@ -168,16 +171,19 @@ func TestCampaignRun(t *testing.T) {
 		hdr.Get("Content-Disposition") != fmt.Sprintf(`attachment; filename="campaign-%d-report.csv"`, cid) {
 		t.Errorf("report: %d %q %q", status, hdr.Get("Content-Type"), hdr.Get("Content-Disposition"))
 	}
-	lastCall := map[float64]string{}
+	lastCall, lastLocal := map[float64]string{}, map[float64]string{}
 	for _, a := range calls {
 		lastCall[num(t, a, "contact_row")] = fmt.Sprint(a["started_at"]) // calls are in id order: the last one wins
+		ev, _ := a["compliance"].(map[string]any)
+		lastLocal[num(t, a, "contact_row")] = fmt.Sprint(ev["local_time"])
 	}
-	wantReport := [][]string{{"phone_number", "first_name", "plan", "outcome", "attempts", "last_call_at", "duration_seconds", "answered_by"},
-		{campPhone(1), "Name1", "p1", "answered", "1", lastCall[2], "7", "human"},
-		{campPhone(2), "Name2", "p2", "answered", "2", lastCall[3], "3", "human"},
-		{campPhone(3), "Name3", "p3", "no_answer", "2", lastCall[4], "0", ""},
-		{campPhone(4), "Name4", "p4", "failed", "1", lastCall[5], "0", ""},
-		{campPhone(5), "Name5", "p5", "voicemail", "1", lastCall[6], "2", "machine_start"}}
+	wantReport := [][]string{{"phone_number", "first_name", "plan", "outcome", "attempts", "last_call_at", "duration_seconds", "answered_by",
+		"suppression", "local_time"},
+		{campPhone(1), "Name1", "p1", "answered", "1", lastCall[2], "7", "human", "clear", lastLocal[2]},
+		{campPhone(2), "Name2", "p2", "answered", "2", lastCall[3], "3", "human", "clear", lastLocal[3]},
+		{campPhone(3), "Name3", "p3", "no_answer", "2", lastCall[4], "0", "", "clear", lastLocal[4]},
+		{campPhone(4), "Name4", "p4", "failed", "1", lastCall[5], "0", "", "clear", lastLocal[5]},
+		{campPhone(5), "Name5", "p5", "voicemail", "1", lastCall[6], "2", "machine_start", "clear", lastLocal[6]}}
 	records, err := csv.NewReader(strings.NewReader(body)).ReadAll()
 	if err != nil || fmt.Sprint(records) != fmt.Sprint(wantReport) {
 		t.Errorf("report (%v) =\n%s\nwant\n%v", err, body, wantReport)
@@ -276,8 +282,8 @@ func testRedial(t *testing.T, ce *campEnv, s campSetup, cid int64) {
 		t.Errorf("redial calls = %v, want %v (rows keep their numbers)", got, want)
 	}
 	_, _, report := ce.getRaw(ce.keyA, campaignOp(kid, "report"))
-	if want := "phone_number,first_name,plan,outcome,attempts,last_call_at,duration_seconds,answered_by\n" +
-		campPhone(3) + ",Name3,p3,,0,,,\n" + campPhone(5) + ",Name5,p5,,0,,,\n"; report != want {
+	if want := "phone_number,first_name,plan,outcome,attempts,last_call_at,duration_seconds,answered_by,suppression,local_time\n" +
+		campPhone(3) + ",Name3,p3,,0,,,,,\n" + campPhone(5) + ",Name5,p5,,0,,,,,\n"; report != want {
 		t.Errorf("redial report =\n%s\nwant\n%s", report, want)
 	}
 	wantDetail(t, ce.a(http.MethodPost, campaignOp(cid, "redial"), nil), http.StatusConflict,

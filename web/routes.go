@@ -48,6 +48,13 @@ func (s *Server) registerRoutes() {
 	s.authed(http.MethodGet, "/api/v1/campaign/:campaign_id/logs", s.listCampaignLogs)
 	s.authed(http.MethodGet, "/api/v1/campaign/:campaign_id/report", s.campaignReport)
 
+	s.authed(http.MethodPost, "/api/v1/suppressions", s.needsDiskRoom(s.addSuppressions))
+	s.authed(http.MethodGet, "/api/v1/suppressions", s.listSuppressions)
+	s.authed(http.MethodDelete, "/api/v1/suppressions/:suppression_id", s.deleteSuppression)
+	s.authed(http.MethodGet, "/api/v1/organizations/compliance", s.getCompliance)
+	s.authed(http.MethodPut, "/api/v1/organizations/compliance", s.putCompliance)
+	s.authed(http.MethodGet, "/api/v1/organizations/compliance/changes", s.listComplianceChanges)
+
 	// Provider webhooks: verified by per-attempt token and provider signature,
 	// not by API key.
 	s.public(http.MethodPost, "/api/v1/telephony/:provider/answer/:attempt_id", s.telephonyAnswer)
@@ -56,4 +63,8 @@ func (s *Server) registerRoutes() {
 	s.public(http.MethodPost, "/api/v1/telephony/:provider/answer", s.applicationAnswer)
 	s.public(http.MethodGet, "/api/v1/telephony/:provider/answer", s.applicationAnswer)
 	s.public(http.MethodPost, "/api/v1/telephony/:provider/status", s.applicationStatus)
+	// The opt-out (token-verified too) is routed before the router: a
+	// static "opt-out" beside :provider at the same position panics
+	// httprouter (optout.go).
+	s.routes = append(s.routes, Route{http.MethodPost, optOutRoute})
 }

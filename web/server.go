@@ -5,6 +5,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -117,6 +118,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.objects.ServeHTTP(w, r)
 		return
 	}
+	if s.routeOptOut(w, r) {
+		return
+	}
 	s.router.ServeHTTP(w, r)
 }
 
@@ -138,17 +142,31 @@ func (s *Server) public(method, path string, h publicHandler) {
 	})
 }
 
+// authed registers a route that needs an API key. The handler gets the
+// key's organization; the key itself is in the request's context
+// (principalOf).
 func (s *Server) authed(method, path string, h authedHandler) {
 	s.routes = append(s.routes, Route{method, path})
 	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		p, err := s.authenticate(r)
 		if err == nil {
+			r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
 			err = h(w, r, ps, p.OrganizationID)
 		}
 		if err != nil {
 			s.writeError(w, r, err)
 		}
 	})
+}
+
+// principalKey is the context key of the authenticated store.Principal.
+type principalKey struct{}
+
+// principalOf returns the API key and organization that authenticated r;
+// the zero Principal outside an authed handler.
+func principalOf(r *http.Request) store.Principal {
+	p, _ := r.Context().Value(principalKey{}).(store.Principal)
+	return p
 }
 
 // authenticate finds the request's API key: X-API-Key, else
@@ -185,6 +203,7 @@ var pathResources = map[string]string{
 	"workflow_id":     "workflow",
 	"campaign_id":     "campaign",
 	"attempt_id":      "call attempt",
+	"suppression_id":  "suppression",
 }
 
 // pathID parses the integer path parameter name. A value that is not an

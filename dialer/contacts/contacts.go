@@ -117,6 +117,12 @@ type Options struct {
 	// MaxProblems caps Result.Problems: 0 means DefaultMaxProblems, a
 	// negative value keeps every problem. Result.ProblemCount counts all.
 	MaxProblems int
+	// OnProblem, when set, is called with every problem as it is found,
+	// those beyond MaxProblems included, in the order Result.Problems lists
+	// them (a row's phone_duplicate first, then its other problems), from
+	// the goroutine that called Read. It lets a caller classify every
+	// problem of a large file without keeping them all.
+	OnProblem func(Problem)
 	// MaxRowBytes caps the size of one row; 0 means DefaultMaxRowBytes.
 	MaxRowBytes int
 	// Workers is the number of validation goroutines; 0 means

@@ -62,8 +62,13 @@ type reader struct {
 	phone string  // phone column name, for duplicate problems
 }
 
-// addProblem records p under the cap.
-func (rd *reader) addProblem(p Problem) { rd.res.addProblem(rd.opts.MaxProblems, p) }
+// addProblem records p under the cap and hands it to Options.OnProblem.
+func (rd *reader) addProblem(p Problem) {
+	if rd.opts.OnProblem != nil {
+		rd.opts.OnProblem(p)
+	}
+	rd.res.addProblem(rd.opts.MaxProblems, p)
+}
 
 // run reads the header, then pipes the rows.
 func (rd *reader) run(ctx context.Context, r io.Reader) error {

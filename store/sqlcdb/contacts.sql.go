@@ -91,7 +91,11 @@ func (q *Queries) InsertContact(ctx context.Context, arg InsertContactParams) (i
 }
 
 const listContacts = `-- name: ListContacts :many
-SELECT id, campaign_id, row_number, phone_number, timezone, context, is_final, outcome, attempts, last_call_at, duration_seconds, answered_by FROM contacts WHERE campaign_id = ? AND row_number > ? ORDER BY row_number LIMIT ?
+SELECT contacts.id, contacts.campaign_id, contacts.row_number, contacts.phone_number, contacts.timezone, contacts.context, contacts.is_final, contacts.outcome, contacts.attempts, contacts.last_call_at, contacts.duration_seconds, contacts.answered_by,
+    (SELECT a.compliance FROM call_attempts a
+     WHERE a.contact_id = contacts.id AND a.compliance IS NOT NULL
+     ORDER BY a.attempt DESC LIMIT 1) AS last_compliance
+FROM contacts WHERE contacts.campaign_id = ? AND contacts.row_number > ? ORDER BY contacts.row_number LIMIT ?
 `
 
 type ListContactsParams struct {
@@ -100,15 +104,34 @@ type ListContactsParams struct {
 	Limit      int64
 }
 
-func (q *Queries) ListContacts(ctx context.Context, arg ListContactsParams) ([]Contact, error) {
+type ListContactsRow struct {
+	ID              int64
+	CampaignID      int64
+	RowNumber       int64
+	PhoneNumber     string
+	Timezone        string
+	Context         string
+	IsFinal         int64
+	Outcome         sql.NullString
+	Attempts        int64
+	LastCallAt      sql.NullInt64
+	DurationSeconds sql.NullInt64
+	AnsweredBy      sql.NullString
+	LastCompliance  sql.NullString
+}
+
+// A page of the campaign's contacts in row order (the report), each with the
+// guard rails' evidence of its newest attempt that has any (API.md 12.5):
+// one search of the attempts' (contact_id, attempt) index per contact.
+func (q *Queries) ListContacts(ctx context.Context, arg ListContactsParams) ([]ListContactsRow, error) {
 	rows, err := q.query(ctx, q.listContactsStmt, listContacts, arg.CampaignID, arg.RowNumber, arg.Limit)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []Contact{}
+	items := []ListContactsRow{}
 	for rows.Next() {
-		var i Contact
+		var i ListContactsRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.CampaignID,
@@ -122,6 +145,7 @@ func (q *Queries) ListContacts(ctx context.Context, arg ListContactsParams) ([]C
 			&i.LastCallAt,
 			&i.DurationSeconds,
 			&i.AnsweredBy,
+			&i.LastCompliance,
 		); err != nil {
 			return nil, err
 		}
