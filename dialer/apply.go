@@ -47,12 +47,17 @@ func (e *Engine) retryPolicy(rc store.RetryConfig, attempt int64, outcome string
 // finish applies a status to an attempt and does what follows in memory:
 // frees the slot, feeds the circuit breaker, wakes the runner.
 func (e *Engine) finish(ctx context.Context, attemptID int64, st carrier.Status, errText string, from statusSource) {
-	if _, err := e.apply(ctx, attemptID, st, errText, from); err != nil {
+	e.finishWith(ctx, attemptID, st, errText, from, nil)
+}
+
+// finishWith is finish storing the guard rails' evidence with the status.
+func (e *Engine) finishWith(ctx context.Context, attemptID int64, st carrier.Status, errText string, from statusSource, evidence []byte) {
+	if _, err := e.apply(ctx, attemptID, st, errText, from, evidence); err != nil {
 		e.log.Error("dialer: apply status", slog.Int64("attempt_id", attemptID), slog.String("error", err.Error()))
 	}
 }
 
-func (e *Engine) apply(ctx context.Context, attemptID int64, st carrier.Status, errText string, from statusSource) (store.Applied, error) {
+func (e *Engine) apply(ctx context.Context, attemptID int64, st carrier.Status, errText string, from statusSource, evidence []byte) (store.Applied, error) {
 	now := e.now()
 	// Held until the campaign's slot is released (slots.go).
 	settled := e.settling()
@@ -60,7 +65,7 @@ func (e *Engine) apply(ctx context.Context, attemptID int64, st carrier.Status, 
 		At: now, Raw: st.Raw, ProviderCallID: st.ProviderCallID, RequestID: st.RequestID, Answered: st.Answered, AnsweredBy: st.AnsweredBy,
 		Sequence: st.Sequence, Final: st.Final, Outcome: st.Outcome, DurationSeconds: st.DurationSeconds, Error: errText,
 		FromProvider: from == fromProvider, Machine: carrier.IsMachine,
-		ReplayKeys: st.ReplayKeys, ReplayUntil: now.Add(carrier.ReplayTTL),
+		ReplayKeys: st.ReplayKeys, ReplayUntil: now.Add(carrier.ReplayTTL), Evidence: evidence,
 	}, e.retryPolicy)
 	if err == nil && !res.Ignored && !res.Final {
 		e.live.progressed(attemptID, st.Sequence, st)
@@ -77,7 +82,9 @@ func (e *Engine) apply(ctx context.Context, attemptID int64, st carrier.Status, 
 	tripped := false
 	if r != nil && res.Completed {
 		r.halt()
-	} else if r != nil {
+	} else if r != nil && res.Outcome != store.OutcomeSuppressed {
+		// A suppressed contact was not called: not the provider's success
+		// nor its failure.
 		// The breaker decides before the slot is freed, so a trip pauses
 		// the campaign before another call can take the slot.
 		tripped = e.checkBreaker(ctx, r, res.Outcome == carrier.OutcomeFailed, now)

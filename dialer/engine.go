@@ -65,6 +65,7 @@ type Engine struct {
 	events   sync.WaitGroup // event streams of EventSource carriers
 	stopped  bool
 	agg      aggregator
+	guard    guardRails // compliance policies and suppression gates (guard.go)
 
 	// countMu orders the first count of a campaign's active attempts
 	// (write) against status applications (read, from before the status is

@@ -270,3 +270,18 @@ func noPlus(n string) string { return strings.TrimPrefix(n, "+") }
 
 // e164 is a number as the other providers get it.
 func e164(n string) string { return n }
+
+// setPolicy changes the organization's compliance policy and tells the
+// engine, as the policy endpoint does.
+func (h *harness) setPolicy(change func(p *store.Policy)) {
+	h.t.Helper()
+	if _, err := h.db.UpdateCompliancePolicy(context.Background(), h.org, 0, func(p *store.Policy) error {
+		change(p)
+		return nil
+	}); err != nil {
+		h.t.Fatal(err)
+	}
+	if h.eng != nil {
+		h.eng.PolicyChanged(h.org)
+	}
+}

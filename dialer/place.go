@@ -90,10 +90,31 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 	if da, ok := car.(carrier.DialAnswerer); ok && da.AnswerAtDial() {
 		call.Answer = e.answerAtDial(ctx, c.ID, a)
 	}
+	// The guard rails, right before the request, under the organization's
+	// suppression gate until the provider answered (guard.go).
+	gate := e.suppressionGate(c.OrganizationID)
+	gate.RLock()
+	ck := e.check(ctx, r, c, a)
+	if ck.verdict != pass {
+		gate.RUnlock()
+		e.held(book, r, a, ck)
+		return
+	}
 	e.live.add(a)
 	sent := e.db.Now() // the store's clock, as the resume time it is compared with
 	placed, ok, err := r.place(ctx, car, call)
+	gate.RUnlock()
+	pl := store.Placement{AttemptID: a.ID, CampaignID: c.ID, OrganizationID: c.OrganizationID, PhoneNumber: a.PhoneNumber,
+		CallerID: callerID, At: e.now(), Evidence: ck.ev.json()}
+	// notPlaced: the provider did not place the call (the request was not
+	// sent or was refused), so the attempt cap does not count it.
+	notPlaced := func() {
+		if ck.reserved {
+			e.releaseCap(book, c, a)
+		}
+	}
 	if !ok {
+		notPlaced()
 		e.requeue(book, r, a, a.DueAt)
 		return
 	}
@@ -109,17 +130,20 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 	case err == nil:
 		e.limiter(c.TelephonyConfigurationID).succeeded()
 		deadline := e.now().Add(e.callDeadline())
-		if _, err := e.db.MarkPlaced(ctx, a.ID, c.ID, placed.ProviderCallID, callerID, deadline); err != nil {
+		pl.ProviderCallID, pl.Deadline = placed.ProviderCallID, deadline
+		if _, err := e.db.MarkPlaced(ctx, pl); err != nil {
 			e.log.Error("dialer: mark placed", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
 		}
 		e.live.placed(a.ID, placed.ProviderCallID, callerID)
 		r.noteDeadline(deadline)
 	case perr != nil && perr.Kind == carrier.RateLimited:
 		until := e.limiter(c.TelephonyConfigurationID).limited(e.now(), perr.RetryAfter)
+		notPlaced()
 		e.requeue(ctx, r, a, until)
 		e.aggregateLog(ctx, c.ID, store.LogWarning, "provider_rate_limited",
 			"the provider is rate limiting call requests; dialing slowed down", map[string]any{"retry_at": until.UTC().Format(time.RFC3339)})
 	case perr != nil && perr.Kind == carrier.AuthFailed:
+		notPlaced()
 		e.requeue(ctx, r, a, a.DueAt)
 		// A 401 to a request sent before the campaign was last resumed
 		// (another request's 401 paused it, the credentials were fixed and
@@ -132,17 +156,20 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 		}
 	case perr != nil:
 		// The provider refused this call (a 4xx): definite.
-		e.initiationFailed(ctx, r, a, err.Error())
+		notPlaced()
+		e.initiationFailed(ctx, r, a, err.Error(), pl.Evidence)
 	case requestNotSent(err):
 		// The request never left (no route, no DNS answer, connection
 		// refused): the provider is unreachable, not the contact's fault.
 		until := r.hold.transient(e.now())
+		notPlaced()
 		e.requeue(ctx, r, a, a.DueAt)
 		e.aggregateLog(ctx, c.ID, store.LogWarning, "provider_unreachable",
 			"the provider could not be reached; dialing retries shortly",
 			map[string]any{"error": err.Error(), "retry_at": until.UTC().Format(time.RFC3339)})
 	default:
-		e.unconfirmed(ctx, r, a, callerID, err)
+		pl.Deadline = e.now().Add(e.callDeadline())
+		e.unconfirmed(ctx, r, a, pl, err)
 	}
 }
 
@@ -153,17 +180,16 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 // deadline reconciles it (reconcile.go: by the call id a webhook gave, or
 // the one derived from the attempt); else it ends unknown. It is never
 // placed again, and it does not feed the circuit breaker.
-func (e *Engine) unconfirmed(ctx context.Context, r *runner, a *store.Attempt, callerID string, reqErr error) {
+func (e *Engine) unconfirmed(ctx context.Context, r *runner, a *store.Attempt, pl store.Placement, reqErr error) {
 	// Webhooks read the attempt from the database from now on: it has no
 	// provider call id to check theirs against until one names it.
 	e.live.remove(a.ID)
-	deadline := e.now().Add(e.callDeadline())
 	reason := "the provider's answer to the call request was lost or unreadable: " + reqErr.Error()
-	if _, err := e.db.MarkUnconfirmed(ctx, a.ID, callerID, deadline, reason); err != nil {
+	if _, err := e.db.MarkUnconfirmed(ctx, pl, reason); err != nil {
 		// Still dialing: its claim's deadline reconciles it the same way.
 		e.log.Error("dialer: mark unconfirmed", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
 	}
-	r.noteDeadline(deadline)
+	r.noteDeadline(pl.Deadline)
 	e.aggregateLog(ctx, a.CampaignID, store.LogWarning, "call_request_unconfirmed",
 		"the provider's answer to a call request was lost; the call is followed until its status is known", map[string]any{"last_error": reqErr.Error()})
 }
@@ -212,8 +238,13 @@ func (r *runner) place(ctx context.Context, car carrier.Carrier, call carrier.Ca
 // requeue returns a claimed attempt to the queue, due at due, and frees its
 // slot (unless a final status ended the attempt meanwhile, which freed it).
 func (e *Engine) requeue(ctx context.Context, r *runner, a *store.Attempt, due time.Time) {
+	e.requeueWith(ctx, r, a, due, nil)
+}
+
+// requeueWith is requeue storing the evidence of a guard rail's hold.
+func (e *Engine) requeueWith(ctx context.Context, r *runner, a *store.Attempt, due time.Time, evidence []byte) {
 	e.live.remove(a.ID)
-	requeued, err := e.db.RequeueAttempt(ctx, a.ID, due)
+	requeued, err := e.db.RequeueAttempt(ctx, a.ID, due, evidence)
 	if err != nil {
 		e.log.Error("dialer: requeue", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
 	}
@@ -225,9 +256,9 @@ func (e *Engine) requeue(ctx context.Context, r *runner, a *store.Attempt, due t
 
 // initiationFailed ends an attempt the provider did not take as failed and
 // logs call_initiation_failed (aggregated per minute).
-func (e *Engine) initiationFailed(ctx context.Context, r *runner, a *store.Attempt, reason string) {
+func (e *Engine) initiationFailed(ctx context.Context, r *runner, a *store.Attempt, reason string, evidence []byte) {
 	// Logged first: finishing the last attempt completes the campaign, and
 	// its log must be whole by then.
 	e.aggregateLog(ctx, a.CampaignID, store.LogError, "call_initiation_failed", "calls could not be placed", map[string]any{"last_error": reason})
-	e.finish(ctx, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeFailed, Raw: "initiation_failed"}, reason, fromService)
+	e.finishWith(ctx, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeFailed, Raw: "initiation_failed"}, reason, fromService, evidence)
 }

@@ -96,7 +96,8 @@ func (e *Engine) reconcileAtStart(ctx context.Context) error {
 		}
 		if a.State == store.AttemptDialing {
 			deadline := e.now().Add(e.callDeadline())
-			if _, err := e.db.MarkPlaced(ctx, a.ID, c.ID, *a.ProviderCallID, "", deadline); err != nil {
+			if _, err := e.db.MarkPlaced(ctx, store.Placement{AttemptID: a.ID, CampaignID: c.ID, OrganizationID: c.OrganizationID,
+				PhoneNumber: a.PhoneNumber, ProviderCallID: *a.ProviderCallID, At: e.now(), Deadline: deadline}); err != nil {
 				return err
 			}
 		}
@@ -137,7 +138,8 @@ func (e *Engine) followDerived(ctx context.Context, c *store.Campaign, a *store.
 		return true
 	}
 	deadline := e.now().Add(e.callDeadline())
-	if _, err := e.db.MarkPlaced(ctx, a.ID, c.ID, id, "", deadline); err != nil {
+	if _, err := e.db.MarkPlaced(ctx, store.Placement{AttemptID: a.ID, CampaignID: c.ID, OrganizationID: c.OrganizationID,
+		PhoneNumber: a.PhoneNumber, ProviderCallID: id, At: e.now(), Deadline: deadline}); err != nil {
 		e.log.Error("dialer: mark placed", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
 		return false
 	}

@@ -31,14 +31,22 @@ type runner struct {
 
 	mu sync.RWMutex // guards nextDeadline
 
-	// Owned by the run goroutine.
-	c            *store.Campaign
-	win          *window
-	locs         map[string]*time.Location // contact timezone → location ("" = campaign's)
-	tzs          []string
-	pace         bucket
-	windowClosed bool      // waiting for the window (logged)
-	nextDial     time.Time // next_dial_at recorded while windowClosed
+	// Owned by the run goroutine; win, groups and campaignLoc are also read
+	// by dispatches (checks.go), under gmu.
+	gmu         sync.RWMutex
+	c           *store.Campaign
+	win         *window
+	groups      map[string]*zoneGroup // contact timezone → its clocks (zones.go)
+	tzs         []string
+	campaignLoc *time.Location
+	policy      *store.VersionedPolicy // the organization's, at the last load
+	hours       *window                // its calling hours; nil: disabled
+	pace        bucket
+	// waiting is the event logged while the campaign waits for its window
+	// or calling hours ("" when not waiting); nextDial is the next_dial_at
+	// recorded meanwhile.
+	waiting  string
+	nextDial time.Time
 
 	nextDeadline time.Time // guarded by mu
 
@@ -161,23 +169,24 @@ func (r *runner) load(ctx context.Context) (bool, error) {
 	if c.State != store.StateRunning {
 		return false, nil
 	}
-	r.win = newWindow(c.ScheduleConfig)
-	tzs := c.Timezones
-	r.tzs, r.locs = tzs, map[string]*time.Location{}
-	campaignLoc := time.UTC
+	// The policy is read before anything is claimed: a runner that cannot
+	// read it claims nothing (the guard rails fail closed).
+	p, err := r.e.policy(ctx, c.OrganizationID)
+	if err != nil {
+		r.e.log.Error("dialer: compliance policy", slog.Int64("campaign_id", r.id), slog.String("error", err.Error()))
+		return false, err
+	}
+	loc := time.UTC
 	if c.ScheduleConfig != nil && c.ScheduleConfig.Timezone != "" {
 		if l, err := time.LoadLocation(c.ScheduleConfig.Timezone); err == nil {
-			campaignLoc = l
+			loc = l
 		}
 	}
-	for _, tz := range tzs {
-		r.locs[tz] = campaignLoc
-		if tz != "" {
-			if l, err := time.LoadLocation(tz); err == nil {
-				r.locs[tz] = l
-			}
-		}
-	}
+	r.gmu.Lock()
+	r.policy, r.hours = p, callingHours(p.CallingHours)
+	r.win = newWindow(c.ScheduleConfig)
+	r.tzs, r.groups, r.campaignLoc = c.Timezones, zoneGroups(c), loc
+	r.gmu.Unlock()
 	return true, nil
 }
 
@@ -252,14 +261,15 @@ func (r *runner) step(ctx context.Context) (time.Time, bool) {
 	return r.idle(ctx, now)
 }
 
-// openTimezones returns the contact timezones whose calling window is open.
+// openTimezones returns the contact timezones whose calling window and
+// calling hours are both open.
 func (r *runner) openTimezones(now time.Time) []string {
-	if r.win == nil {
+	if r.win == nil && r.hours == nil {
 		return r.tzs
 	}
 	open := make([]string, 0, len(r.tzs))
 	for _, tz := range r.tzs {
-		if r.win.open(now, r.locs[tz]) {
+		if g := r.groups[tz]; r.win.open(now, g.winLoc) && hoursOpen(r.hours, g, now) {
 			open = append(open, tz)
 		}
 	}
@@ -288,46 +298,63 @@ func (r *runner) idle(ctx context.Context, now time.Time) (time.Time, bool) {
 		return r.deadline(), false
 	}
 	var next time.Time
-	waitingForWindow := false
+	waitingFor := ""
 	for tz, due := range queued {
 		at := due
 		if at.Before(now) {
 			at = now
 		}
-		if r.win != nil {
-			loc := r.locs[tz]
-			if loc == nil {
-				loc = time.UTC
-			}
-			open := r.win.nextOpen(at, loc)
-			if open.IsZero() {
-				continue // no slot at all: these contacts never become dialable
-			}
-			if open.After(at) && !due.After(now) {
-				waitingForWindow = true
-			}
-			at = open
+		g := r.groups[tz]
+		if g == nil {
+			g = groupFor(tz, nil, r.campaignLoc, "")
 		}
-		if next.IsZero() || at.Before(next) {
-			next = at
+		open := nextCallable(r.win, r.hours, g, at)
+		if open.IsZero() {
+			continue // never callable as things stand: a poke (PATCH, policy) looks again
+		}
+		if open.After(at) && !due.After(now) && waitingFor != eventWindowClosed {
+			// The window wins when both are closed: it is the campaign's own.
+			waitingFor = eventHoursClosed
+			if !r.win.open(at, g.winLoc) {
+				waitingFor = eventWindowClosed
+			}
+		}
+		if next.IsZero() || open.Before(next) {
+			next = open
 		}
 	}
-	if waitingForWindow {
-		r.windowClosedAt(ctx, next)
+	if waitingFor != "" {
+		r.waitingAt(ctx, waitingFor, next)
 	}
 	return earliest(next, r.deadline()), false
 }
 
-// windowClosedAt records that the campaign waits for its window until next:
-// next_dial_at, and schedule_window_closed when it starts waiting. While it
-// waits, a changed next (a PATCH of the schedule, a retry falling due in
-// another slot) only moves next_dial_at.
-func (r *runner) windowClosedAt(ctx context.Context, next time.Time) {
-	if r.windowClosed && next.Equal(r.nextDial) {
+// Waiting for a window: the events logged when a campaign starts and stops
+// waiting for its calling window or for the calling hours.
+const (
+	eventWindowClosed = "schedule_window_closed"
+	eventHoursClosed  = "calling_hours_closed"
+)
+
+var waitEvents = map[string]struct{ closed, opened string }{
+	eventWindowClosed: {"outside the calling window; dialing resumes when it opens", "the calling window opened; dialing resumed"},
+	eventHoursClosed: {"outside the organization's calling hours in the callees' time zones; dialing resumes when they open",
+		"calling hours opened; dialing resumed"},
+}
+
+// waitingAt records that the campaign waits for its window or calling hours
+// (event) until next: next_dial_at, and the event when it starts waiting.
+// While it waits, a changed next (a PATCH of the schedule, a retry falling
+// due in another slot) only moves next_dial_at.
+func (r *runner) waitingAt(ctx context.Context, event string, next time.Time) {
+	if r.waiting != "" && next.Equal(r.nextDial) {
 		return
 	}
-	logIt := !r.windowClosed
-	r.windowClosed, r.nextDial = true, next
+	logIt := r.waiting == ""
+	if logIt {
+		r.waiting = event
+	}
+	r.nextDial = next
 	var at *time.Time
 	details := map[string]any{}
 	if !next.IsZero() {
@@ -338,19 +365,25 @@ func (r *runner) windowClosedAt(ctx context.Context, next time.Time) {
 		r.e.log.Error("dialer: next dial time", slog.String("error", err.Error()))
 	}
 	if logIt {
-		r.e.addLog(ctx, r.id, store.LogInfo, "schedule_window_closed", "outside the calling window; dialing resumes when it opens", details)
+		r.e.addLog(ctx, r.id, store.LogInfo, event, waitEvents[event].closed, details)
 	}
 }
 
+// windowOpened ends a wait: dialing resumed.
 func (r *runner) windowOpened(ctx context.Context) {
-	if !r.windowClosed {
+	if r.waiting == "" {
 		return
 	}
-	r.windowClosed, r.nextDial = false, time.Time{}
+	event := r.waiting
+	r.waiting, r.nextDial = "", time.Time{}
 	if err := r.e.db.SetNextDialAt(ctx, r.id, nil); err != nil {
 		r.e.log.Error("dialer: next dial time", slog.String("error", err.Error()))
 	}
-	r.e.addLog(ctx, r.id, store.LogInfo, "schedule_window_opened", "the calling window opened; dialing resumed", nil)
+	opened := "schedule_window_opened"
+	if event == eventHoursClosed {
+		opened = "calling_hours_opened"
+	}
+	r.e.addLog(ctx, r.id, store.LogInfo, opened, waitEvents[event].opened, nil)
 }
 
 func earliest(a, b time.Time) time.Time {

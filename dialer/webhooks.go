@@ -101,7 +101,7 @@ func (e *Engine) HandleStatus(ctx context.Context, provider string, attemptID in
 		(st.RequestID == "" || *a.ProviderCallID != st.RequestID) {
 		return ErrForbidden // a signed event of another call sent to this attempt's URL
 	}
-	res, err := e.apply(ctx, attemptID, st, "", fromProvider)
+	res, err := e.apply(ctx, attemptID, st, "", fromProvider, nil)
 	if err != nil || res.Ignored {
 		return err
 	}
@@ -162,7 +162,7 @@ func (e *Engine) Answer(ctx context.Context, provider string, attemptID int64, t
 	if err != nil {
 		return "", nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
-	if _, err := e.apply(ctx, attemptID, carrier.Status{Raw: "answered", Answered: true, AnsweredBy: answeredBy, Sequence: int(a.Sequence)}, "", fromProvider); err != nil {
+	if _, err := e.apply(ctx, attemptID, carrier.Status{Raw: "answered", Answered: true, AnsweredBy: answeredBy, Sequence: int(a.Sequence)}, "", fromProvider, nil); err != nil {
 		return "", nil, err
 	}
 	ans, err := e.answerFor(ctx, c, a)

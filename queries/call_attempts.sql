@@ -34,12 +34,14 @@ SELECT CAST(COALESCE(MIN(deadline_at), 0) AS INTEGER) FROM call_attempts WHERE c
 -- name: MarkAttemptPlaced :execrows
 UPDATE call_attempts
 SET state = CASE WHEN state = 'dialing' THEN 'in_flight' ELSE state END,
-    provider_call_id = COALESCE(provider_call_id, ?), caller_id = ?, deadline_at = ?
-WHERE id = ? AND state IN ('dialing', 'done');
+    provider_call_id = COALESCE(provider_call_id, @provider_call_id), caller_id = @caller_id, deadline_at = @deadline_at,
+    compliance = COALESCE(sqlc.narg('compliance'), compliance)
+WHERE id = @id AND state IN ('dialing', 'done');
 
 -- name: RequeueAttempt :execrows
-UPDATE call_attempts SET state = 'queued', due_at = ?, started_at = NULL, caller_id = NULL
-WHERE id = ? AND state = 'dialing';
+UPDATE call_attempts SET state = 'queued', due_at = @due_at, started_at = NULL, caller_id = NULL,
+    compliance = COALESCE(sqlc.narg('compliance'), compliance)
+WHERE id = @id AND state = 'dialing';
 
 -- name: GetAttempt :one
 SELECT * FROM call_attempts WHERE id = ?;
@@ -50,7 +52,8 @@ SET state = 'done', outcome = @outcome, raw_status = @raw_status, answered_by = 
     error = @error, ended_at = @ended_at, duration_seconds = @duration_seconds,
     answered_at = COALESCE(answered_at, @answered_at), caller_id = COALESCE(caller_id, @caller_id),
     provider_call_id = CASE WHEN provider_call_id IS NULL OR provider_call_id = @replaces
-        THEN COALESCE(@provider_call_id, provider_call_id) ELSE provider_call_id END
+        THEN COALESCE(@provider_call_id, provider_call_id) ELSE provider_call_id END,
+    compliance = COALESCE(sqlc.narg('compliance'), compliance)
 WHERE id = @id AND state != 'done';
 
 -- name: NoteAttemptProgress :execrows
@@ -118,7 +121,8 @@ UPDATE call_attempts SET executed = 1 WHERE id = ? AND executed = 0;
 -- sending, an unreadable 2xx): the call may be ringing. The attempt holds
 -- its slot as if in flight, without a provider call id, until a status
 -- webhook (they carry its token), a query or its deadline settles it.
-UPDATE call_attempts SET state = 'in_flight', caller_id = @caller_id, deadline_at = @deadline_at, error = @error
+UPDATE call_attempts SET state = 'in_flight', caller_id = @caller_id, deadline_at = @deadline_at, error = @error,
+    compliance = COALESCE(sqlc.narg('compliance'), compliance)
 WHERE id = @id AND state = 'dialing';
 
 -- name: InFlightAttemptIDsForConfig :many

@@ -10,7 +10,7 @@ INSERT INTO campaign_definitions (campaign_id, definition) VALUES (?, ?);
 
 -- name: PublishCampaign :execrows
 UPDATE campaigns SET total_rows = @total_rows, total_queued_count = @total_rows, columns = @columns,
-    timezones = @timezones, last_row = @last_row, visibility = 'visible'
+    timezones = @timezones, zone_sets = @zone_sets, last_row = @last_row, visibility = 'visible'
 WHERE id = @id AND visibility = 'importing';
 
 -- name: GetCampaign :one
@@ -94,3 +94,6 @@ SELECT retry_config FROM campaigns WHERE id = ?;
 SELECT count(*) FROM call_attempts a
 WHERE a.campaign_id IN (SELECT c.id FROM campaigns c WHERE c.telephony_configuration_id = ?)
   AND a.state IN ('dialing', 'in_flight');
+
+-- name: CampaignZoneSets :one
+SELECT zone_sets FROM campaigns WHERE id = ?;

@@ -41,6 +41,9 @@ type Attempt struct {
 	EndedAt         *time.Time
 	DeadlineAt      *time.Time
 	DurationSeconds *int64
+	// Compliance is the guard rails' evidence (JSON), nil until the
+	// attempt was placed or held.
+	Compliance json.RawMessage
 }
 
 func attemptFromRow(r sqlcdb.CallAttempt) *Attempt {
@@ -51,7 +54,15 @@ func attemptFromRow(r sqlcdb.CallAttempt) *Attempt {
 		CallerID: nullString(r.CallerID), AnsweredBy: nullString(r.AnsweredBy), Error: nullString(r.Error),
 		Sequence: r.Sequence, StartedAt: optTime(r.StartedAt), AnsweredAt: optTime(r.AnsweredAt),
 		EndedAt: optTime(r.EndedAt), DeadlineAt: optTime(r.DeadlineAt), DurationSeconds: optInt(r.DurationSeconds),
+		Compliance: rawJSON(r.Compliance),
 	}
+}
+
+func rawJSON(s sql.NullString) json.RawMessage {
+	if !s.Valid || s.String == "" {
+		return nil
+	}
+	return json.RawMessage(s.String)
 }
 
 func nullMS(t *time.Time) sql.NullInt64 {
@@ -150,43 +161,81 @@ func (db *DB) NextDeadline(ctx context.Context, campaignID int64) (time.Time, er
 	return fromMS(ms), nil
 }
 
-// MarkPlaced records that the provider accepted attempt id: it is in flight
-// with the provider's call id until deadline, and the campaign's
-// executed_count grows by one. It reports false when the attempt was no
-// longer dialing (a final status already arrived).
-func (db *DB) MarkPlaced(ctx context.Context, id, campaignID int64, providerCallID, callerID string, deadline time.Time) (bool, error) {
+// Placement is a call request's result to record: the attempt, the number
+// called and where, and the guard rails' evidence (12.5; nil keeps what the
+// attempt has).
+type Placement struct {
+	AttemptID, CampaignID, OrganizationID int64
+	PhoneNumber                           string
+	ProviderCallID, CallerID              string
+	// At is when the request was made; Deadline is when the call is
+	// reconciled if no final status came.
+	At, Deadline time.Time
+	Evidence     []byte
+}
+
+// recordNumberCall counts p's call for the attempt cap (a no-op when the
+// cap reserved it already).
+func recordNumberCall(ctx context.Context, q *sqlcdb.Queries, p Placement) error {
+	if p.OrganizationID == 0 || p.PhoneNumber == "" {
+		return nil
+	}
+	if err := q.RecordNumberCall(ctx, sqlcdb.RecordNumberCallParams{OrganizationID: p.OrganizationID, PhoneNumber: p.PhoneNumber,
+		AttemptID: p.AttemptID, PlacedAt: p.At.UnixMilli()}); err != nil {
+		return fmt.Errorf("count call for the attempt cap: %w", err)
+	}
+	return nil
+}
+
+func evidence(b []byte) sql.NullString { return sql.NullString{String: string(b), Valid: len(b) > 0} }
+
+// MarkPlaced records that the provider accepted attempt p.AttemptID: it is
+// in flight with the provider's call id until p.Deadline, the campaign's
+// executed_count grows by one, the number's call counts for the attempt
+// cap, and the evidence is stored, in one transaction. It reports false
+// when the attempt was no longer dialing (a final status already arrived).
+func (db *DB) MarkPlaced(ctx context.Context, p Placement) (bool, error) {
 	var placed bool
 	err := db.inBatch(ctx, func(q *sqlcdb.Queries) error {
-		n, err := q.MarkAttemptPlaced(ctx, sqlcdb.MarkAttemptPlacedParams{ProviderCallID: str(providerCallID),
-			CallerID: str(callerID), DeadlineAt: sql.NullInt64{Int64: deadline.UnixMilli(), Valid: true}, ID: id})
+		n, err := q.MarkAttemptPlaced(ctx, sqlcdb.MarkAttemptPlacedParams{ProviderCallID: str(p.ProviderCallID),
+			CallerID: str(p.CallerID), DeadlineAt: sql.NullInt64{Int64: p.Deadline.UnixMilli(), Valid: true},
+			Compliance: evidence(p.Evidence), ID: p.AttemptID})
 		if err != nil {
 			return fmt.Errorf("mark placed: %w", err)
 		}
 		placed = n == 1
+		if err := recordNumberCall(ctx, q, p); err != nil {
+			return err
+		}
 		// Counted once, also when a final status from the provider counted
 		// it first (ApplyStatus).
-		first, err := q.NoteExecuted(ctx, id)
+		first, err := q.NoteExecuted(ctx, p.AttemptID)
 		if err != nil || first == 0 {
 			return err
 		}
-		return q.AddCampaignCounts(ctx, sqlcdb.AddCampaignCountsParams{Executed: 1, ID: campaignID})
+		return q.AddCampaignCounts(ctx, sqlcdb.AddCampaignCountsParams{Executed: 1, ID: p.CampaignID})
 	})
 	return placed, err
 }
 
-// MarkUnconfirmed records that attempt id's place request may or may not
-// have reached the provider (its answer was lost or unreadable): it stays
-// open, in flight without a provider call id, until a status, a query or
-// its deadline settles it; it is never placed again and not counted in
-// executed_count until the provider confirms the call. It reports false
-// when the attempt was no longer dialing (a status settled it already).
-func (db *DB) MarkUnconfirmed(ctx context.Context, id int64, callerID string, deadline time.Time, reason string) (bool, error) {
+// MarkUnconfirmed records that attempt p.AttemptID's place request may or
+// may not have reached the provider (its answer was lost or unreadable): it
+// stays open, in flight without a provider call id, until a status, a query
+// or its deadline settles it; it is never placed again and not counted in
+// executed_count until the provider confirms the call, but it counts for
+// the attempt cap (the call may be ringing). It reports false when the
+// attempt was no longer dialing (a status settled it already).
+func (db *DB) MarkUnconfirmed(ctx context.Context, p Placement, reason string) (bool, error) {
 	var n int64
 	err := db.inBatch(ctx, func(q *sqlcdb.Queries) error {
 		var err error
-		n, err = q.MarkAttemptUnconfirmed(ctx, sqlcdb.MarkAttemptUnconfirmedParams{CallerID: str(callerID),
-			DeadlineAt: sql.NullInt64{Int64: deadline.UnixMilli(), Valid: true}, Error: str(reason), ID: id})
-		return err
+		n, err = q.MarkAttemptUnconfirmed(ctx, sqlcdb.MarkAttemptUnconfirmedParams{CallerID: str(p.CallerID),
+			DeadlineAt: sql.NullInt64{Int64: p.Deadline.UnixMilli(), Valid: true}, Error: str(reason),
+			Compliance: evidence(p.Evidence), ID: p.AttemptID})
+		if err != nil {
+			return err
+		}
+		return recordNumberCall(ctx, q, p)
 	})
 	if err != nil {
 		return false, fmt.Errorf("mark unconfirmed: %w", err)
@@ -197,8 +246,10 @@ func (db *DB) MarkUnconfirmed(ctx context.Context, id int64, callerID string, de
 // RequeueAttempt puts a dialing attempt back in the queue, due at due (a
 // provider rate limit, a pause before the request went out). It reports
 // false when the attempt was no longer dialing (a final status ended it).
-func (db *DB) RequeueAttempt(ctx context.Context, id int64, due time.Time) (bool, error) {
-	n, err := db.wq.RequeueAttempt(ctx, sqlcdb.RequeueAttemptParams{DueAt: due.UnixMilli(), ID: id})
+// held, when not nil, is the evidence of why a guard rail held the attempt (12.5),
+// in the same statement.
+func (db *DB) RequeueAttempt(ctx context.Context, id int64, due time.Time, held []byte) (bool, error) {
+	n, err := db.wq.RequeueAttempt(ctx, sqlcdb.RequeueAttemptParams{DueAt: due.UnixMilli(), Compliance: evidence(held), ID: id})
 	if err != nil {
 		return false, fmt.Errorf("requeue attempt: %w", err)
 	}

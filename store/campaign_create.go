@@ -38,7 +38,7 @@ func (db *DB) CreateCampaign(ctx context.Context, orgID int64, nc NewCampaign, f
 		if columns == nil {
 			columns = []string{}
 		}
-		err = db.publishImport(ctx, id, nc.RedialOf, imp.rows, imp.last, columns, imp.timezones())
+		err = db.publishImport(ctx, id, nc.RedialOf, imp.rows, imp.last, columns, imp.timezones(), imp.zoneSets)
 	}
 	if err != nil {
 		db.discardImport(id, imp.rows)
@@ -102,7 +102,10 @@ func (db *DB) RedialCampaign(ctx context.Context, orgID int64, nc NewCampaign, c
 		err = Errorf(ECONFLICT, "no contact of campaign %d has a matching final outcome", parent)
 	}
 	if err == nil {
-		err = db.publishImport(ctx, id, nc.RedialOf, rows, lastRow, columns, slices.Sorted(maps.Keys(tzs)))
+		var sets map[string][]string
+		if sets, err = db.zoneSetsOf(ctx, parent, tzs); err == nil {
+			err = db.publishImport(ctx, id, nc.RedialOf, rows, lastRow, columns, slices.Sorted(maps.Keys(tzs)), sets)
+		}
 	}
 	if err != nil {
 		db.discardImport(id, rows)
@@ -113,7 +116,10 @@ func (db *DB) RedialCampaign(ctx context.Context, orgID int64, nc NewCampaign, c
 
 // publishImport makes imported campaign id visible with its totals, and
 // marks the campaign it redials (ECONFLICT when another redial won).
-func (db *DB) publishImport(ctx context.Context, id int64, redialOf *int64, rows, lastRow int64, columns, tzs []string) error {
+func (db *DB) publishImport(ctx context.Context, id int64, redialOf *int64, rows, lastRow int64, columns, tzs []string, zoneSets map[string][]string) error {
+	if zoneSets == nil {
+		zoneSets = map[string][]string{}
+	}
 	return db.inTx(ctx, func(q *sqlcdb.Queries) error {
 		if redialOf != nil {
 			n, err := q.SetRedialed(ctx, sqlcdb.SetRedialedParams{RedialedCampaignID: sql.NullInt64{Int64: id, Valid: true}, UpdatedAt: db.nowMS(), ID: *redialOf})
@@ -130,7 +136,7 @@ func (db *DB) publishImport(ctx context.Context, id int64, redialOf *int64, rows
 			}
 		}
 		n, err := q.PublishCampaign(ctx, sqlcdb.PublishCampaignParams{TotalRows: rows, Columns: mustJSON(columns),
-			Timezones: mustJSON(tzs), LastRow: lastRow, ID: id})
+			Timezones: mustJSON(tzs), ZoneSets: mustJSON(zoneSets), LastRow: lastRow, ID: id})
 		if err != nil {
 			return fmt.Errorf("publish campaign: %w", err)
 		}

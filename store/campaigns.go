@@ -80,8 +80,10 @@ type Campaign struct {
 	// Columns are the CSV's header names in file order.
 	Columns []string
 	// Timezones are the distinct contact timezones ("" = the campaign's
-	// own), sorted.
-	Timezones          []string
+	// own; a zone-set key, zones.go), sorted.
+	Timezones []string
+	// ZoneSets are the zone sets of the zone-set keys of Timezones.
+	ZoneSets           map[string][]string
 	DefaultCountry     *string
 	TotalRows          int64
 	ProcessedRows      int64
@@ -141,6 +143,9 @@ func campaignFromRow(r sqlcdb.GetCampaignRow) (*Campaign, error) {
 	if err := json.Unmarshal([]byte(r.Timezones), &c.Timezones); err != nil {
 		return nil, fmt.Errorf("campaign %d timezones: %w", r.ID, err)
 	}
+	if err := json.Unmarshal([]byte(r.ZoneSets), &c.ZoneSets); err != nil {
+		return nil, fmt.Errorf("campaign %d zone_sets: %w", r.ID, err)
+	}
 	if r.ScheduleConfig.Valid {
 		c.ScheduleConfig = &ScheduleConfig{}
 		if err := json.Unmarshal([]byte(r.ScheduleConfig.String), c.ScheduleConfig); err != nil {
@@ -189,7 +194,11 @@ type ContactInput struct {
 	Row         int
 	PhoneNumber string
 	Timezone    string
-	Context     map[string]string
+	// Zones are the time zones the numbering plan gives for PhoneNumber
+	// (libphonenumber's data), used for calling hours when Timezone is
+	// empty; nil when it gives none.
+	Zones   []string
+	Context map[string]string
 }
 
 // GetCampaign returns campaign id of organization orgID, or ENOTFOUND.

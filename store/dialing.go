@@ -47,6 +47,9 @@ type StatusUpdate struct {
 	// verdict, from this or an earlier status, is a machine's is stored as
 	// voicemail. nil: verdicts are not looked at.
 	Machine func(answeredBy string) bool
+	// Evidence, when set, is the guard rails' evidence stored with a final
+	// status the service decided (a suppressed attempt, 12.5).
+	Evidence []byte
 }
 
 // RetryPolicy decides, inside ApplyStatus's transaction, whether a final
@@ -134,7 +137,8 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 		if _, err := q.FinishAttempt(ctx, sqlcdb.FinishAttemptParams{Outcome: str(u.Outcome), RawStatus: str(u.Raw),
 			AnsweredBy: str(u.AnsweredBy), Error: str(u.Error), EndedAt: sql.NullInt64{Int64: at, Valid: true},
 			DurationSeconds: sql.NullInt64{Int64: int64(u.DurationSeconds), Valid: true}, AnsweredAt: answeredAt,
-			CallerID: sql.NullString{}, Replaces: str(u.RequestID), ProviderCallID: str(u.ProviderCallID), ID: id}); err != nil {
+			CallerID: sql.NullString{}, Replaces: str(u.RequestID), ProviderCallID: str(u.ProviderCallID),
+			Compliance: evidence(u.Evidence), ID: id}); err != nil {
 			return fmt.Errorf("finish attempt: %w", err)
 		}
 		// A call whose placement was never recorded (the answer to the
@@ -178,8 +182,9 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 			AnsweredBy: str(answeredBy), ID: r.ContactID}); err != nil {
 			return fmt.Errorf("finalize contact: %w", err)
 		}
+		// A suppressed contact is final but not failed: nobody was called.
 		var failed int64
-		if u.Outcome != "answered" {
+		if u.Outcome != "answered" && u.Outcome != OutcomeSuppressed {
 			failed = 1
 		}
 		if err := q.AddCampaignCounts(ctx, sqlcdb.AddCampaignCountsParams{Processed: 1, Failed: failed, Executed: executed, ID: r.CampaignID}); err != nil {

@@ -50,6 +50,11 @@ type importer struct {
 	chunk []importRow
 	rows  int64
 	tzs   map[string]struct{}
+	// zoneSets are the zone sets of the numbers added (zones.go), by key;
+	// zoneKeys caches each set's key by its first element's address: the
+	// numbering plan hands out the same slice for every number of a range.
+	zoneSets map[string][]string
+	zoneKeys map[*string]string
 
 	chunks chan []importRow
 	done   chan struct{}
@@ -96,6 +101,7 @@ func (db *DB) newImporter(ctx context.Context, id int64) (*importer, error) {
 		return nil, fmt.Errorf("prepare contacts insert: %w", err)
 	}
 	imp := &importer{db: db, id: id, stmt: stmt, tzs: map[string]struct{}{},
+		zoneSets: map[string][]string{}, zoneKeys: map[*string]string{},
 		chunks: make(chan []importRow, 1), done: make(chan struct{}), free: make(chan []importRow, 2)}
 	imp.chunk = make([]importRow, 0, importChunkRows)
 	go imp.write(ctx)
@@ -122,8 +128,12 @@ func (imp *importer) add(c ContactInput) error {
 	if err != nil {
 		return fmt.Errorf("encode contact context: %w", err)
 	}
-	imp.chunk = append(imp.chunk, importRow{row: int64(c.Row), phone: c.PhoneNumber, tz: c.Timezone, context: string(ctxJSON)})
-	imp.tzs[c.Timezone] = struct{}{}
+	tz := c.Timezone
+	if tz == "" && len(c.Zones) > 0 {
+		tz = imp.zoneKey(c.Zones)
+	}
+	imp.chunk = append(imp.chunk, importRow{row: int64(c.Row), phone: c.PhoneNumber, tz: tz, context: string(ctxJSON)})
+	imp.tzs[tz] = struct{}{}
 	imp.rows++
 	if len(imp.chunk) == importChunkRows {
 		return imp.flush()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/outdial/outdial/dialer/carrier"
 	"github.com/outdial/outdial/dialer/contacts"
+	"github.com/outdial/outdial/dialer/phone"
 	"github.com/outdial/outdial/dialer/workflow"
 	"github.com/outdial/outdial/store"
 	"github.com/outdial/outdial/store/objstore"
@@ -159,7 +160,11 @@ func (s *Server) readContacts(ctx context.Context, org int64, key string, countr
 		if rows++; rows > maxRows {
 			return errTooManyRows
 		}
-		return add(store.ContactInput{Row: c.Row, PhoneNumber: c.PhoneNumber, Timezone: c.Timezone, Context: c.InitialContext})
+		in := store.ContactInput{Row: c.Row, PhoneNumber: c.PhoneNumber, Timezone: c.Timezone, Context: c.InitialContext}
+		if c.Timezone == "" {
+			in.Zones = phone.Zones(c.PhoneNumber) // calling hours' zones (API.md 12.2)
+		}
+		return add(in)
 	})
 	if errors.Is(err, errTooManyRows) {
 		return nil, Problems{{Loc: loc, Type: "csv_too_many_rows", Input: key, Ctx: map[string]any{"max_rows": maxRows},

@@ -213,11 +213,11 @@ func TestWebhookAnswer(t *testing.T) {
 				want[sid] = xmlHead + `<Say>Hi Bo, about gold!</Say><Hangup/></Response>`
 			case a["contact_row"] == 2.0:
 				want[sid] = xmlHead + `<Connect><Stream url="wss://agent.example/ws?x=1&amp;y=2">` +
-					fmt.Sprintf(`<Parameter name="attempt_id" value="%d"/>`, aid) +
+					fmt.Sprintf(`<Parameter name="attempt_id" value="%d"/>`, aid) + ce.optOutParams(aid) +
 					`<Parameter name="first_name" value="&lt;Ada &amp; &#34;Co&#34;&gt;"/><Parameter name="plan" value=""/></Stream></Connect></Response>`
 			default:
 				want[sid] = xmlHead + `<Connect><Stream url="wss://agent.example/ws?x=1&amp;y=2">` +
-					fmt.Sprintf(`<Parameter name="attempt_id" value="%d"/>`, aid) +
+					fmt.Sprintf(`<Parameter name="attempt_id" value="%d"/>`, aid) + ce.optOutParams(aid) +
 					`<Parameter name="first_name" value="Bo"/><Parameter name="plan" value="gold"/></Stream></Connect></Response>`
 			}
 		}
@@ -250,6 +250,14 @@ func TestWebhookAnswer(t *testing.T) {
 	}
 }
 
+// optOutParams is the TwiML of attempt aid's opt-out stream parameters
+// (API.md 12.4): its webhook token and the opt-out URL.
+func (ce *campEnv) optOutParams(aid int64) string {
+	tok := ce.token(aid)
+	return fmt.Sprintf(`<Parameter name="opt_out_token" value="%s"/><Parameter name="opt_out_url" value="%s/api/v1/telephony/opt-out/%d?t=%s"/>`,
+		tok, ce.srv.URL, aid, tok)
+}
+
 // TestWebhookServerAgentURL: without a workflow agent_url, serve
 // --agent-url takes the call.
 func TestWebhookServerAgentURL(t *testing.T) {
@@ -265,7 +273,7 @@ func TestWebhookServerAgentURL(t *testing.T) {
 	}
 	aid := id(t, ce.calls(cid, "")[0], "id")
 	want := `<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="wss://default-agent.example/stream">` +
-		fmt.Sprintf(`<Parameter name="attempt_id" value="%d"/>`, aid) +
+		fmt.Sprintf(`<Parameter name="attempt_id" value="%d"/>`, aid) + ce.optOutParams(aid) +
 		`<Parameter name="first_name" value="Name1"/><Parameter name="plan" value="p1"/></Stream></Connect></Response>`
 	if got := ce.sim.Calls()[0].TwiML; got != want {
 		t.Errorf("TwiML =\n%s\nwant\n%s", got, want)

@@ -72,7 +72,9 @@ func (s *service) prepare(ctx context.Context, sc scheme, n int) (int64, []*stor
 			return 0, nil, fmt.Errorf("claimed %d of %d attempts", len(out), n)
 		}
 		for _, a := range list {
-			if _, err := db.MarkPlaced(ctx, a.ID, c.ID, sc.callID(len(out)), "+14155550100", deadline); err != nil {
+			if _, err := db.MarkPlaced(ctx, store.Placement{AttemptID: a.ID, CampaignID: c.ID, OrganizationID: c.OrganizationID,
+				PhoneNumber: a.PhoneNumber, ProviderCallID: sc.callID(len(out)), CallerID: "+14155550100",
+				At: time.Now(), Deadline: deadline}); err != nil {
 				return 0, nil, err
 			}
 			out = append(out, a)

@@ -20,7 +20,7 @@ WHERE id IN (
     -- An expression, not a bare parameter: SQLite re-prepares a statement
     -- whose LIMIT is a bound parameter every time it is bound.
     LIMIT CAST(?5 AS INTEGER))
-RETURNING id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed
+RETURNING id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance
 `
 
 type ClaimAttemptsParams struct {
@@ -70,6 +70,7 @@ func (q *Queries) ClaimAttempts(ctx context.Context, arg ClaimAttemptsParams) ([
 			&i.DeadlineAt,
 			&i.DurationSeconds,
 			&i.Executed,
+			&i.Compliance,
 		); err != nil {
 			return nil, err
 		}
@@ -107,7 +108,7 @@ func (q *Queries) CountActiveCallerIDs(ctx context.Context, telephonyConfigurati
 }
 
 const expiredAttempts = `-- name: ExpiredAttempts :many
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed FROM call_attempts WHERE campaign_id = ? AND state IN ('dialing', 'in_flight') AND deadline_at <= ? ORDER BY id
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts WHERE campaign_id = ? AND state IN ('dialing', 'in_flight') AND deadline_at <= ? ORDER BY id
 `
 
 type ExpiredAttemptsParams struct {
@@ -148,6 +149,7 @@ func (q *Queries) ExpiredAttempts(ctx context.Context, arg ExpiredAttemptsParams
 			&i.DeadlineAt,
 			&i.DurationSeconds,
 			&i.Executed,
+			&i.Compliance,
 		); err != nil {
 			return nil, err
 		}
@@ -168,8 +170,9 @@ SET state = 'done', outcome = ?1, raw_status = ?2, answered_by = COALESCE(?3, an
     error = ?4, ended_at = ?5, duration_seconds = ?6,
     answered_at = COALESCE(answered_at, ?7), caller_id = COALESCE(caller_id, ?8),
     provider_call_id = CASE WHEN provider_call_id IS NULL OR provider_call_id = ?9
-        THEN COALESCE(?10, provider_call_id) ELSE provider_call_id END
-WHERE id = ?11 AND state != 'done'
+        THEN COALESCE(?10, provider_call_id) ELSE provider_call_id END,
+    compliance = COALESCE(?11, compliance)
+WHERE id = ?12 AND state != 'done'
 `
 
 type FinishAttemptParams struct {
@@ -183,6 +186,7 @@ type FinishAttemptParams struct {
 	CallerID        sql.NullString
 	Replaces        sql.NullString
 	ProviderCallID  sql.NullString
+	Compliance      sql.NullString
 	ID              int64
 }
 
@@ -198,6 +202,7 @@ func (q *Queries) FinishAttempt(ctx context.Context, arg FinishAttemptParams) (i
 		arg.CallerID,
 		arg.Replaces,
 		arg.ProviderCallID,
+		arg.Compliance,
 		arg.ID,
 	)
 	if err != nil {
@@ -207,7 +212,7 @@ func (q *Queries) FinishAttempt(ctx context.Context, arg FinishAttemptParams) (i
 }
 
 const getAttempt = `-- name: GetAttempt :one
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed FROM call_attempts WHERE id = ?
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts WHERE id = ?
 `
 
 func (q *Queries) GetAttempt(ctx context.Context, id int64) (CallAttempt, error) {
@@ -237,6 +242,7 @@ func (q *Queries) GetAttempt(ctx context.Context, id int64) (CallAttempt, error)
 		&i.DeadlineAt,
 		&i.DurationSeconds,
 		&i.Executed,
+		&i.Compliance,
 	)
 	return i, err
 }
@@ -313,7 +319,7 @@ func (q *Queries) InsertAttempt(ctx context.Context, arg InsertAttemptParams) (i
 }
 
 const lastAttemptOfContact = `-- name: LastAttemptOfContact :one
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed FROM call_attempts WHERE contact_id = ? ORDER BY attempt DESC LIMIT 1
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts WHERE contact_id = ? ORDER BY attempt DESC LIMIT 1
 `
 
 func (q *Queries) LastAttemptOfContact(ctx context.Context, contactID int64) (CallAttempt, error) {
@@ -343,13 +349,14 @@ func (q *Queries) LastAttemptOfContact(ctx context.Context, contactID int64) (Ca
 		&i.DeadlineAt,
 		&i.DurationSeconds,
 		&i.Executed,
+		&i.Compliance,
 	)
 	return i, err
 }
 
 const listAttempts = `-- name: ListAttempts :many
 
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed FROM call_attempts
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts
 WHERE campaign_id = ?1 AND id > ?2
 ORDER BY id LIMIT CAST(?3 AS INTEGER)
 `
@@ -397,6 +404,7 @@ func (q *Queries) ListAttempts(ctx context.Context, arg ListAttemptsParams) ([]C
 			&i.DeadlineAt,
 			&i.DurationSeconds,
 			&i.Executed,
+			&i.Compliance,
 		); err != nil {
 			return nil, err
 		}
@@ -412,7 +420,7 @@ func (q *Queries) ListAttempts(ctx context.Context, arg ListAttemptsParams) ([]C
 }
 
 const listAttemptsByOutcome = `-- name: ListAttemptsByOutcome :many
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed FROM call_attempts
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts
 WHERE campaign_id = ?1 AND outcome = ?2 AND id > ?3
   AND (state = ?4 OR ?4 IS NULL)
 ORDER BY id LIMIT CAST(?5 AS INTEGER)
@@ -465,6 +473,7 @@ func (q *Queries) ListAttemptsByOutcome(ctx context.Context, arg ListAttemptsByO
 			&i.DeadlineAt,
 			&i.DurationSeconds,
 			&i.Executed,
+			&i.Compliance,
 		); err != nil {
 			return nil, err
 		}
@@ -480,7 +489,7 @@ func (q *Queries) ListAttemptsByOutcome(ctx context.Context, arg ListAttemptsByO
 }
 
 const listAttemptsByState = `-- name: ListAttemptsByState :many
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed FROM call_attempts
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts
 WHERE campaign_id = ?1 AND state = ?2 AND id > ?3
 ORDER BY id LIMIT CAST(?4 AS INTEGER)
 `
@@ -530,6 +539,7 @@ func (q *Queries) ListAttemptsByState(ctx context.Context, arg ListAttemptsBySta
 			&i.DeadlineAt,
 			&i.DurationSeconds,
 			&i.Executed,
+			&i.Compliance,
 		); err != nil {
 			return nil, err
 		}
@@ -547,14 +557,16 @@ func (q *Queries) ListAttemptsByState(ctx context.Context, arg ListAttemptsBySta
 const markAttemptPlaced = `-- name: MarkAttemptPlaced :execrows
 UPDATE call_attempts
 SET state = CASE WHEN state = 'dialing' THEN 'in_flight' ELSE state END,
-    provider_call_id = COALESCE(provider_call_id, ?), caller_id = ?, deadline_at = ?
-WHERE id = ? AND state IN ('dialing', 'done')
+    provider_call_id = COALESCE(provider_call_id, ?1), caller_id = ?2, deadline_at = ?3,
+    compliance = COALESCE(?4, compliance)
+WHERE id = ?5 AND state IN ('dialing', 'done')
 `
 
 type MarkAttemptPlacedParams struct {
 	ProviderCallID sql.NullString
 	CallerID       sql.NullString
 	DeadlineAt     sql.NullInt64
+	Compliance     sql.NullString
 	ID             int64
 }
 
@@ -563,6 +575,7 @@ func (q *Queries) MarkAttemptPlaced(ctx context.Context, arg MarkAttemptPlacedPa
 		arg.ProviderCallID,
 		arg.CallerID,
 		arg.DeadlineAt,
+		arg.Compliance,
 		arg.ID,
 	)
 	if err != nil {
@@ -572,14 +585,16 @@ func (q *Queries) MarkAttemptPlaced(ctx context.Context, arg MarkAttemptPlacedPa
 }
 
 const markAttemptUnconfirmed = `-- name: MarkAttemptUnconfirmed :execrows
-UPDATE call_attempts SET state = 'in_flight', caller_id = ?1, deadline_at = ?2, error = ?3
-WHERE id = ?4 AND state = 'dialing'
+UPDATE call_attempts SET state = 'in_flight', caller_id = ?1, deadline_at = ?2, error = ?3,
+    compliance = COALESCE(?4, compliance)
+WHERE id = ?5 AND state = 'dialing'
 `
 
 type MarkAttemptUnconfirmedParams struct {
 	CallerID   sql.NullString
 	DeadlineAt sql.NullInt64
 	Error      sql.NullString
+	Compliance sql.NullString
 	ID         int64
 }
 
@@ -592,6 +607,7 @@ func (q *Queries) MarkAttemptUnconfirmed(ctx context.Context, arg MarkAttemptUnc
 		arg.CallerID,
 		arg.DeadlineAt,
 		arg.Error,
+		arg.Compliance,
 		arg.ID,
 	)
 	if err != nil {
@@ -723,17 +739,19 @@ func (q *Queries) PickCallerID(ctx context.Context, telephonyConfigurationID int
 }
 
 const requeueAttempt = `-- name: RequeueAttempt :execrows
-UPDATE call_attempts SET state = 'queued', due_at = ?, started_at = NULL, caller_id = NULL
-WHERE id = ? AND state = 'dialing'
+UPDATE call_attempts SET state = 'queued', due_at = ?1, started_at = NULL, caller_id = NULL,
+    compliance = COALESCE(?2, compliance)
+WHERE id = ?3 AND state = 'dialing'
 `
 
 type RequeueAttemptParams struct {
-	DueAt int64
-	ID    int64
+	DueAt      int64
+	Compliance sql.NullString
+	ID         int64
 }
 
 func (q *Queries) RequeueAttempt(ctx context.Context, arg RequeueAttemptParams) (int64, error) {
-	result, err := q.exec(ctx, q.requeueAttemptStmt, requeueAttempt, arg.DueAt, arg.ID)
+	result, err := q.exec(ctx, q.requeueAttemptStmt, requeueAttempt, arg.DueAt, arg.Compliance, arg.ID)
 	if err != nil {
 		return 0, err
 	}
@@ -755,7 +773,7 @@ func (q *Queries) TouchCallerID(ctx context.Context, arg TouchCallerIDParams) er
 }
 
 const unfinishedAttempts = `-- name: UnfinishedAttempts :many
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed FROM call_attempts WHERE state IN ('dialing', 'in_flight') ORDER BY id
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts WHERE state IN ('dialing', 'in_flight') ORDER BY id
 `
 
 func (q *Queries) UnfinishedAttempts(ctx context.Context) ([]CallAttempt, error) {
@@ -791,6 +809,7 @@ func (q *Queries) UnfinishedAttempts(ctx context.Context) ([]CallAttempt, error)
 			&i.DeadlineAt,
 			&i.DurationSeconds,
 			&i.Executed,
+			&i.Compliance,
 		); err != nil {
 			return nil, err
 		}

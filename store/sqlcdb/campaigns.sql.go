@@ -36,6 +36,17 @@ func (q *Queries) AddCampaignCounts(ctx context.Context, arg AddCampaignCountsPa
 	return err
 }
 
+const campaignZoneSets = `-- name: CampaignZoneSets :one
+SELECT zone_sets FROM campaigns WHERE id = ?
+`
+
+func (q *Queries) CampaignZoneSets(ctx context.Context, id int64) (string, error) {
+	row := q.queryRow(ctx, q.campaignZoneSetsStmt, campaignZoneSets, id)
+	var zone_sets string
+	err := row.Scan(&zone_sets)
+	return zone_sets, err
+}
+
 const cancelCampaign = `-- name: CancelCampaign :execrows
 UPDATE campaigns SET state = 'cancelled', cancelled_at = ?, updated_at = ?, next_dial_at = NULL
 WHERE id = ? AND state IN ('draft', 'running', 'paused')
@@ -112,7 +123,7 @@ func (q *Queries) CountUnfinishedCampaignsForWorkflow(ctx context.Context, workf
 }
 
 const getCampaign = `-- name: GetCampaign :one
-SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.telephony_configuration_id, c.config_name_at_create, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, c.visibility, c.timezones, c.last_row, c.queued_through_row, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name,
+SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.telephony_configuration_id, c.config_name_at_create, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, c.visibility, c.timezones, c.last_row, c.queued_through_row, c.zone_sets, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name,
        CAST(COALESCE(d.definition, '{}') AS TEXT) AS workflow_definition
 FROM campaigns c LEFT JOIN telephony_configs t ON t.id = c.telephony_configuration_id
 LEFT JOIN campaign_definitions d ON d.campaign_id = c.id
@@ -160,6 +171,7 @@ type GetCampaignRow struct {
 	Timezones                  string
 	LastRow                    int64
 	QueuedThroughRow           int64
+	ZoneSets                   string
 	TelephonyConfigurationName string
 	WorkflowDefinition         string
 }
@@ -203,6 +215,7 @@ func (q *Queries) GetCampaign(ctx context.Context, arg GetCampaignParams) (GetCa
 		&i.Timezones,
 		&i.LastRow,
 		&i.QueuedThroughRow,
+		&i.ZoneSets,
 		&i.TelephonyConfigurationName,
 		&i.WorkflowDefinition,
 	)
@@ -210,7 +223,7 @@ func (q *Queries) GetCampaign(ctx context.Context, arg GetCampaignParams) (GetCa
 }
 
 const getCampaignByID = `-- name: GetCampaignByID :one
-SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.telephony_configuration_id, c.config_name_at_create, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, c.visibility, c.timezones, c.last_row, c.queued_through_row, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name,
+SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.telephony_configuration_id, c.config_name_at_create, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, c.visibility, c.timezones, c.last_row, c.queued_through_row, c.zone_sets, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name,
        CAST(COALESCE(d.definition, '{}') AS TEXT) AS workflow_definition
 FROM campaigns c LEFT JOIN telephony_configs t ON t.id = c.telephony_configuration_id
 LEFT JOIN campaign_definitions d ON d.campaign_id = c.id
@@ -253,6 +266,7 @@ type GetCampaignByIDRow struct {
 	Timezones                  string
 	LastRow                    int64
 	QueuedThroughRow           int64
+	ZoneSets                   string
 	TelephonyConfigurationName string
 	WorkflowDefinition         string
 }
@@ -296,6 +310,7 @@ func (q *Queries) GetCampaignByID(ctx context.Context, id int64) (GetCampaignByI
 		&i.Timezones,
 		&i.LastRow,
 		&i.QueuedThroughRow,
+		&i.ZoneSets,
 		&i.TelephonyConfigurationName,
 		&i.WorkflowDefinition,
 	)
@@ -379,7 +394,7 @@ func (q *Queries) InsertCampaignDefinition(ctx context.Context, arg InsertCampai
 }
 
 const listCampaigns = `-- name: ListCampaigns :many
-SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.telephony_configuration_id, c.config_name_at_create, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, c.visibility, c.timezones, c.last_row, c.queued_through_row, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name,
+SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.telephony_configuration_id, c.config_name_at_create, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, c.visibility, c.timezones, c.last_row, c.queued_through_row, c.zone_sets, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name,
        CAST('' AS TEXT) AS workflow_definition
 FROM campaigns c LEFT JOIN telephony_configs t ON t.id = c.telephony_configuration_id
 WHERE c.organization_id = ? AND c.id < ? AND c.visibility = 'visible'
@@ -428,6 +443,7 @@ type ListCampaignsRow struct {
 	Timezones                  string
 	LastRow                    int64
 	QueuedThroughRow           int64
+	ZoneSets                   string
 	TelephonyConfigurationName string
 	WorkflowDefinition         string
 }
@@ -479,6 +495,7 @@ func (q *Queries) ListCampaigns(ctx context.Context, arg ListCampaignsParams) ([
 			&i.Timezones,
 			&i.LastRow,
 			&i.QueuedThroughRow,
+			&i.ZoneSets,
 			&i.TelephonyConfigurationName,
 			&i.WorkflowDefinition,
 		); err != nil {
@@ -525,14 +542,15 @@ func (q *Queries) MoveCampaignState(ctx context.Context, arg MoveCampaignStatePa
 
 const publishCampaign = `-- name: PublishCampaign :execrows
 UPDATE campaigns SET total_rows = ?1, total_queued_count = ?1, columns = ?2,
-    timezones = ?3, last_row = ?4, visibility = 'visible'
-WHERE id = ?5 AND visibility = 'importing'
+    timezones = ?3, zone_sets = ?4, last_row = ?5, visibility = 'visible'
+WHERE id = ?6 AND visibility = 'importing'
 `
 
 type PublishCampaignParams struct {
 	TotalRows int64
 	Columns   string
 	Timezones string
+	ZoneSets  string
 	LastRow   int64
 	ID        int64
 }
@@ -542,6 +560,7 @@ func (q *Queries) PublishCampaign(ctx context.Context, arg PublishCampaignParams
 		arg.TotalRows,
 		arg.Columns,
 		arg.Timezones,
+		arg.ZoneSets,
 		arg.LastRow,
 		arg.ID,
 	)

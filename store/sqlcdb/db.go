@@ -24,11 +24,17 @@ func New(db DBTX) *Queries {
 func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	q := Queries{db: db}
 	var err error
+	if q.activeSuppressionStmt, err = db.PrepareContext(ctx, activeSuppression); err != nil {
+		return nil, fmt.Errorf("error preparing query ActiveSuppression: %w", err)
+	}
 	if q.addCampaignCountsStmt, err = db.PrepareContext(ctx, addCampaignCounts); err != nil {
 		return nil, fmt.Errorf("error preparing query AddCampaignCounts: %w", err)
 	}
 	if q.authenticateAPIKeyStmt, err = db.PrepareContext(ctx, authenticateAPIKey); err != nil {
 		return nil, fmt.Errorf("error preparing query AuthenticateAPIKey: %w", err)
+	}
+	if q.campaignZoneSetsStmt, err = db.PrepareContext(ctx, campaignZoneSets); err != nil {
+		return nil, fmt.Errorf("error preparing query CampaignZoneSets: %w", err)
 	}
 	if q.cancelCampaignStmt, err = db.PrepareContext(ctx, cancelCampaign); err != nil {
 		return nil, fmt.Errorf("error preparing query CancelCampaign: %w", err)
@@ -81,6 +87,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.deletePhoneNumberStmt, err = db.PrepareContext(ctx, deletePhoneNumber); err != nil {
 		return nil, fmt.Errorf("error preparing query DeletePhoneNumber: %w", err)
 	}
+	if q.deleteSuppressionStmt, err = db.PrepareContext(ctx, deleteSuppression); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteSuppression: %w", err)
+	}
 	if q.deleteTelephonyConfigStmt, err = db.PrepareContext(ctx, deleteTelephonyConfig); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteTelephonyConfig: %w", err)
 	}
@@ -93,14 +102,26 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.expiredAttemptsStmt, err = db.PrepareContext(ctx, expiredAttempts); err != nil {
 		return nil, fmt.Errorf("error preparing query ExpiredAttempts: %w", err)
 	}
+	if q.extendSuppressionsStmt, err = db.PrepareContext(ctx, extendSuppressions); err != nil {
+		return nil, fmt.Errorf("error preparing query ExtendSuppressions: %w", err)
+	}
 	if q.finalizeContactStmt, err = db.PrepareContext(ctx, finalizeContact); err != nil {
 		return nil, fmt.Errorf("error preparing query FinalizeContact: %w", err)
+	}
+	if q.findSuppressionStmt, err = db.PrepareContext(ctx, findSuppression); err != nil {
+		return nil, fmt.Errorf("error preparing query FindSuppression: %w", err)
 	}
 	if q.finishAttemptStmt, err = db.PrepareContext(ctx, finishAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query FinishAttempt: %w", err)
 	}
 	if q.forgetExpiredReplayKeyStmt, err = db.PrepareContext(ctx, forgetExpiredReplayKey); err != nil {
 		return nil, fmt.Errorf("error preparing query ForgetExpiredReplayKey: %w", err)
+	}
+	if q.forgetNumberCallStmt, err = db.PrepareContext(ctx, forgetNumberCall); err != nil {
+		return nil, fmt.Errorf("error preparing query ForgetNumberCall: %w", err)
+	}
+	if q.forgetNumberCallsBeforeStmt, err = db.PrepareContext(ctx, forgetNumberCallsBefore); err != nil {
+		return nil, fmt.Errorf("error preparing query ForgetNumberCallsBefore: %w", err)
 	}
 	if q.getAPIKeyByIDStmt, err = db.PrepareContext(ctx, getAPIKeyByID); err != nil {
 		return nil, fmt.Errorf("error preparing query GetAPIKeyByID: %w", err)
@@ -116,6 +137,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.getCampaignRetryConfigStmt, err = db.PrepareContext(ctx, getCampaignRetryConfig); err != nil {
 		return nil, fmt.Errorf("error preparing query GetCampaignRetryConfig: %w", err)
+	}
+	if q.getCompliancePolicyStmt, err = db.PrepareContext(ctx, getCompliancePolicy); err != nil {
+		return nil, fmt.Errorf("error preparing query GetCompliancePolicy: %w", err)
 	}
 	if q.getContactStmt, err = db.PrepareContext(ctx, getContact); err != nil {
 		return nil, fmt.Errorf("error preparing query GetContact: %w", err)
@@ -162,6 +186,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.insertPhoneNumberStmt, err = db.PrepareContext(ctx, insertPhoneNumber); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertPhoneNumber: %w", err)
 	}
+	if q.insertPolicyChangeStmt, err = db.PrepareContext(ctx, insertPolicyChange); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertPolicyChange: %w", err)
+	}
+	if q.insertSuppressionsStmt, err = db.PrepareContext(ctx, insertSuppressions); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertSuppressions: %w", err)
+	}
 	if q.insertTelephonyConfigStmt, err = db.PrepareContext(ctx, insertTelephonyConfig); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertTelephonyConfig: %w", err)
 	}
@@ -198,6 +228,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listPhoneNumbersStmt, err = db.PrepareContext(ctx, listPhoneNumbers); err != nil {
 		return nil, fmt.Errorf("error preparing query ListPhoneNumbers: %w", err)
 	}
+	if q.listPolicyChangesStmt, err = db.PrepareContext(ctx, listPolicyChanges); err != nil {
+		return nil, fmt.Errorf("error preparing query ListPolicyChanges: %w", err)
+	}
+	if q.listSuppressionsStmt, err = db.PrepareContext(ctx, listSuppressions); err != nil {
+		return nil, fmt.Errorf("error preparing query ListSuppressions: %w", err)
+	}
 	if q.listTelephonyConfigsStmt, err = db.PrepareContext(ctx, listTelephonyConfigs); err != nil {
 		return nil, fmt.Errorf("error preparing query ListTelephonyConfigs: %w", err)
 	}
@@ -227,6 +263,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.noteExecutedStmt, err = db.PrepareContext(ctx, noteExecuted); err != nil {
 		return nil, fmt.Errorf("error preparing query NoteExecuted: %w", err)
+	}
+	if q.numberCallsSinceStmt, err = db.PrepareContext(ctx, numberCallsSince); err != nil {
+		return nil, fmt.Errorf("error preparing query NumberCallsSince: %w", err)
+	}
+	if q.organizationOfCampaignStmt, err = db.PrepareContext(ctx, organizationOfCampaign); err != nil {
+		return nil, fmt.Errorf("error preparing query OrganizationOfCampaign: %w", err)
 	}
 	if q.phoneAddressTakenStmt, err = db.PrepareContext(ctx, phoneAddressTaken); err != nil {
 		return nil, fmt.Errorf("error preparing query PhoneAddressTaken: %w", err)
@@ -267,6 +309,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.recentLogsOfCampaignsStmt, err = db.PrepareContext(ctx, recentLogsOfCampaigns); err != nil {
 		return nil, fmt.Errorf("error preparing query RecentLogsOfCampaigns: %w", err)
 	}
+	if q.recordNumberCallStmt, err = db.PrepareContext(ctx, recordNumberCall); err != nil {
+		return nil, fmt.Errorf("error preparing query RecordNumberCall: %w", err)
+	}
 	if q.recordReplayKeyStmt, err = db.PrepareContext(ctx, recordReplayKey); err != nil {
 		return nil, fmt.Errorf("error preparing query RecordReplayKey: %w", err)
 	}
@@ -276,11 +321,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.resumeCampaignStmt, err = db.PrepareContext(ctx, resumeCampaign); err != nil {
 		return nil, fmt.Errorf("error preparing query ResumeCampaign: %w", err)
 	}
+	if q.reviveSuppressionsStmt, err = db.PrepareContext(ctx, reviveSuppressions); err != nil {
+		return nil, fmt.Errorf("error preparing query ReviveSuppressions: %w", err)
+	}
 	if q.revokeAPIKeyStmt, err = db.PrepareContext(ctx, revokeAPIKey); err != nil {
 		return nil, fmt.Errorf("error preparing query RevokeAPIKey: %w", err)
 	}
 	if q.runningCampaignIDsStmt, err = db.PrepareContext(ctx, runningCampaignIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query RunningCampaignIDs: %w", err)
+	}
+	if q.saveCompliancePolicyStmt, err = db.PrepareContext(ctx, saveCompliancePolicy); err != nil {
+		return nil, fmt.Errorf("error preparing query SaveCompliancePolicy: %w", err)
 	}
 	if q.setNextDialAtStmt, err = db.PrepareContext(ctx, setNextDialAt); err != nil {
 		return nil, fmt.Errorf("error preparing query SetNextDialAt: %w", err)
@@ -296,6 +347,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.startCampaignStmt, err = db.PrepareContext(ctx, startCampaign); err != nil {
 		return nil, fmt.Errorf("error preparing query StartCampaign: %w", err)
+	}
+	if q.sweepNumberCallsStmt, err = db.PrepareContext(ctx, sweepNumberCalls); err != nil {
+		return nil, fmt.Errorf("error preparing query SweepNumberCalls: %w", err)
 	}
 	if q.telephonyConfigNameTakenStmt, err = db.PrepareContext(ctx, telephonyConfigNameTaken); err != nil {
 		return nil, fmt.Errorf("error preparing query TelephonyConfigNameTaken: %w", err)
@@ -338,6 +392,11 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 
 func (q *Queries) Close() error {
 	var err error
+	if q.activeSuppressionStmt != nil {
+		if cerr := q.activeSuppressionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing activeSuppressionStmt: %w", cerr)
+		}
+	}
 	if q.addCampaignCountsStmt != nil {
 		if cerr := q.addCampaignCountsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing addCampaignCountsStmt: %w", cerr)
@@ -346,6 +405,11 @@ func (q *Queries) Close() error {
 	if q.authenticateAPIKeyStmt != nil {
 		if cerr := q.authenticateAPIKeyStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing authenticateAPIKeyStmt: %w", cerr)
+		}
+	}
+	if q.campaignZoneSetsStmt != nil {
+		if cerr := q.campaignZoneSetsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing campaignZoneSetsStmt: %w", cerr)
 		}
 	}
 	if q.cancelCampaignStmt != nil {
@@ -433,6 +497,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing deletePhoneNumberStmt: %w", cerr)
 		}
 	}
+	if q.deleteSuppressionStmt != nil {
+		if cerr := q.deleteSuppressionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteSuppressionStmt: %w", cerr)
+		}
+	}
 	if q.deleteTelephonyConfigStmt != nil {
 		if cerr := q.deleteTelephonyConfigStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing deleteTelephonyConfigStmt: %w", cerr)
@@ -453,9 +522,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing expiredAttemptsStmt: %w", cerr)
 		}
 	}
+	if q.extendSuppressionsStmt != nil {
+		if cerr := q.extendSuppressionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing extendSuppressionsStmt: %w", cerr)
+		}
+	}
 	if q.finalizeContactStmt != nil {
 		if cerr := q.finalizeContactStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing finalizeContactStmt: %w", cerr)
+		}
+	}
+	if q.findSuppressionStmt != nil {
+		if cerr := q.findSuppressionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing findSuppressionStmt: %w", cerr)
 		}
 	}
 	if q.finishAttemptStmt != nil {
@@ -466,6 +545,16 @@ func (q *Queries) Close() error {
 	if q.forgetExpiredReplayKeyStmt != nil {
 		if cerr := q.forgetExpiredReplayKeyStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing forgetExpiredReplayKeyStmt: %w", cerr)
+		}
+	}
+	if q.forgetNumberCallStmt != nil {
+		if cerr := q.forgetNumberCallStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forgetNumberCallStmt: %w", cerr)
+		}
+	}
+	if q.forgetNumberCallsBeforeStmt != nil {
+		if cerr := q.forgetNumberCallsBeforeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forgetNumberCallsBeforeStmt: %w", cerr)
 		}
 	}
 	if q.getAPIKeyByIDStmt != nil {
@@ -491,6 +580,11 @@ func (q *Queries) Close() error {
 	if q.getCampaignRetryConfigStmt != nil {
 		if cerr := q.getCampaignRetryConfigStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getCampaignRetryConfigStmt: %w", cerr)
+		}
+	}
+	if q.getCompliancePolicyStmt != nil {
+		if cerr := q.getCompliancePolicyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getCompliancePolicyStmt: %w", cerr)
 		}
 	}
 	if q.getContactStmt != nil {
@@ -568,6 +662,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing insertPhoneNumberStmt: %w", cerr)
 		}
 	}
+	if q.insertPolicyChangeStmt != nil {
+		if cerr := q.insertPolicyChangeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertPolicyChangeStmt: %w", cerr)
+		}
+	}
+	if q.insertSuppressionsStmt != nil {
+		if cerr := q.insertSuppressionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertSuppressionsStmt: %w", cerr)
+		}
+	}
 	if q.insertTelephonyConfigStmt != nil {
 		if cerr := q.insertTelephonyConfigStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing insertTelephonyConfigStmt: %w", cerr)
@@ -628,6 +732,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listPhoneNumbersStmt: %w", cerr)
 		}
 	}
+	if q.listPolicyChangesStmt != nil {
+		if cerr := q.listPolicyChangesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listPolicyChangesStmt: %w", cerr)
+		}
+	}
+	if q.listSuppressionsStmt != nil {
+		if cerr := q.listSuppressionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listSuppressionsStmt: %w", cerr)
+		}
+	}
 	if q.listTelephonyConfigsStmt != nil {
 		if cerr := q.listTelephonyConfigsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listTelephonyConfigsStmt: %w", cerr)
@@ -676,6 +790,16 @@ func (q *Queries) Close() error {
 	if q.noteExecutedStmt != nil {
 		if cerr := q.noteExecutedStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing noteExecutedStmt: %w", cerr)
+		}
+	}
+	if q.numberCallsSinceStmt != nil {
+		if cerr := q.numberCallsSinceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing numberCallsSinceStmt: %w", cerr)
+		}
+	}
+	if q.organizationOfCampaignStmt != nil {
+		if cerr := q.organizationOfCampaignStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing organizationOfCampaignStmt: %w", cerr)
 		}
 	}
 	if q.phoneAddressTakenStmt != nil {
@@ -743,6 +867,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing recentLogsOfCampaignsStmt: %w", cerr)
 		}
 	}
+	if q.recordNumberCallStmt != nil {
+		if cerr := q.recordNumberCallStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing recordNumberCallStmt: %w", cerr)
+		}
+	}
 	if q.recordReplayKeyStmt != nil {
 		if cerr := q.recordReplayKeyStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing recordReplayKeyStmt: %w", cerr)
@@ -758,6 +887,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing resumeCampaignStmt: %w", cerr)
 		}
 	}
+	if q.reviveSuppressionsStmt != nil {
+		if cerr := q.reviveSuppressionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing reviveSuppressionsStmt: %w", cerr)
+		}
+	}
 	if q.revokeAPIKeyStmt != nil {
 		if cerr := q.revokeAPIKeyStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing revokeAPIKeyStmt: %w", cerr)
@@ -766,6 +900,11 @@ func (q *Queries) Close() error {
 	if q.runningCampaignIDsStmt != nil {
 		if cerr := q.runningCampaignIDsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing runningCampaignIDsStmt: %w", cerr)
+		}
+	}
+	if q.saveCompliancePolicyStmt != nil {
+		if cerr := q.saveCompliancePolicyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing saveCompliancePolicyStmt: %w", cerr)
 		}
 	}
 	if q.setNextDialAtStmt != nil {
@@ -791,6 +930,11 @@ func (q *Queries) Close() error {
 	if q.startCampaignStmt != nil {
 		if cerr := q.startCampaignStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing startCampaignStmt: %w", cerr)
+		}
+	}
+	if q.sweepNumberCallsStmt != nil {
+		if cerr := q.sweepNumberCallsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sweepNumberCallsStmt: %w", cerr)
 		}
 	}
 	if q.telephonyConfigNameTakenStmt != nil {
@@ -892,8 +1036,10 @@ func (q *Queries) queryRow(ctx context.Context, stmt *sql.Stmt, query string, ar
 type Queries struct {
 	db                                      DBTX
 	tx                                      *sql.Tx
+	activeSuppressionStmt                   *sql.Stmt
 	addCampaignCountsStmt                   *sql.Stmt
 	authenticateAPIKeyStmt                  *sql.Stmt
+	campaignZoneSetsStmt                    *sql.Stmt
 	cancelCampaignStmt                      *sql.Stmt
 	claimAttemptsStmt                       *sql.Stmt
 	clearDefaultCallerIDStmt                *sql.Stmt
@@ -911,18 +1057,24 @@ type Queries struct {
 	createOrganizationStmt                  *sql.Stmt
 	deleteHiddenCampaignStmt                *sql.Stmt
 	deletePhoneNumberStmt                   *sql.Stmt
+	deleteSuppressionStmt                   *sql.Stmt
 	deleteTelephonyConfigStmt               *sql.Stmt
 	deleteWorkflowStmt                      *sql.Stmt
 	discardImportStmt                       *sql.Stmt
 	expiredAttemptsStmt                     *sql.Stmt
+	extendSuppressionsStmt                  *sql.Stmt
 	finalizeContactStmt                     *sql.Stmt
+	findSuppressionStmt                     *sql.Stmt
 	finishAttemptStmt                       *sql.Stmt
 	forgetExpiredReplayKeyStmt              *sql.Stmt
+	forgetNumberCallStmt                    *sql.Stmt
+	forgetNumberCallsBeforeStmt             *sql.Stmt
 	getAPIKeyByIDStmt                       *sql.Stmt
 	getAttemptStmt                          *sql.Stmt
 	getCampaignStmt                         *sql.Stmt
 	getCampaignByIDStmt                     *sql.Stmt
 	getCampaignRetryConfigStmt              *sql.Stmt
+	getCompliancePolicyStmt                 *sql.Stmt
 	getContactStmt                          *sql.Stmt
 	getDefaultOutboundConfigIDStmt          *sql.Stmt
 	getOrganizationByNameStmt               *sql.Stmt
@@ -938,6 +1090,8 @@ type Queries struct {
 	insertContactStmt                       *sql.Stmt
 	insertLogStmt                           *sql.Stmt
 	insertPhoneNumberStmt                   *sql.Stmt
+	insertPolicyChangeStmt                  *sql.Stmt
+	insertSuppressionsStmt                  *sql.Stmt
 	insertTelephonyConfigStmt               *sql.Stmt
 	insertWorkflowStmt                      *sql.Stmt
 	lastAttemptOfContactStmt                *sql.Stmt
@@ -950,6 +1104,8 @@ type Queries struct {
 	listContactsStmt                        *sql.Stmt
 	listLogsStmt                            *sql.Stmt
 	listPhoneNumbersStmt                    *sql.Stmt
+	listPolicyChangesStmt                   *sql.Stmt
+	listSuppressionsStmt                    *sql.Stmt
 	listTelephonyConfigsStmt                *sql.Stmt
 	listWorkflowsStmt                       *sql.Stmt
 	markAttemptPlacedStmt                   *sql.Stmt
@@ -960,6 +1116,8 @@ type Queries struct {
 	noteAttemptProgressStmt                 *sql.Stmt
 	noteContactAttemptStmt                  *sql.Stmt
 	noteExecutedStmt                        *sql.Stmt
+	numberCallsSinceStmt                    *sql.Stmt
+	organizationOfCampaignStmt              *sql.Stmt
 	phoneAddressTakenStmt                   *sql.Stmt
 	pickAndTouchCallerIDStmt                *sql.Stmt
 	pickCallerIDStmt                        *sql.Stmt
@@ -973,16 +1131,20 @@ type Queries struct {
 	queueFirstAttemptsStmt                  *sql.Stmt
 	recentLogsStmt                          *sql.Stmt
 	recentLogsOfCampaignsStmt               *sql.Stmt
+	recordNumberCallStmt                    *sql.Stmt
 	recordReplayKeyStmt                     *sql.Stmt
 	requeueAttemptStmt                      *sql.Stmt
 	resumeCampaignStmt                      *sql.Stmt
+	reviveSuppressionsStmt                  *sql.Stmt
 	revokeAPIKeyStmt                        *sql.Stmt
 	runningCampaignIDsStmt                  *sql.Stmt
+	saveCompliancePolicyStmt                *sql.Stmt
 	setNextDialAtStmt                       *sql.Stmt
 	setQueuedThroughStmt                    *sql.Stmt
 	setRedialedStmt                         *sql.Stmt
 	setTelephonyConfigCredentialsStmt       *sql.Stmt
 	startCampaignStmt                       *sql.Stmt
+	sweepNumberCallsStmt                    *sql.Stmt
 	telephonyConfigNameTakenStmt            *sql.Stmt
 	telephonyConfigVersionStmt              *sql.Stmt
 	touchCallerIDStmt                       *sql.Stmt
@@ -1001,8 +1163,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 	return &Queries{
 		db:                                      tx,
 		tx:                                      tx,
+		activeSuppressionStmt:                   q.activeSuppressionStmt,
 		addCampaignCountsStmt:                   q.addCampaignCountsStmt,
 		authenticateAPIKeyStmt:                  q.authenticateAPIKeyStmt,
+		campaignZoneSetsStmt:                    q.campaignZoneSetsStmt,
 		cancelCampaignStmt:                      q.cancelCampaignStmt,
 		claimAttemptsStmt:                       q.claimAttemptsStmt,
 		clearDefaultCallerIDStmt:                q.clearDefaultCallerIDStmt,
@@ -1020,18 +1184,24 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		createOrganizationStmt:                  q.createOrganizationStmt,
 		deleteHiddenCampaignStmt:                q.deleteHiddenCampaignStmt,
 		deletePhoneNumberStmt:                   q.deletePhoneNumberStmt,
+		deleteSuppressionStmt:                   q.deleteSuppressionStmt,
 		deleteTelephonyConfigStmt:               q.deleteTelephonyConfigStmt,
 		deleteWorkflowStmt:                      q.deleteWorkflowStmt,
 		discardImportStmt:                       q.discardImportStmt,
 		expiredAttemptsStmt:                     q.expiredAttemptsStmt,
+		extendSuppressionsStmt:                  q.extendSuppressionsStmt,
 		finalizeContactStmt:                     q.finalizeContactStmt,
+		findSuppressionStmt:                     q.findSuppressionStmt,
 		finishAttemptStmt:                       q.finishAttemptStmt,
 		forgetExpiredReplayKeyStmt:              q.forgetExpiredReplayKeyStmt,
+		forgetNumberCallStmt:                    q.forgetNumberCallStmt,
+		forgetNumberCallsBeforeStmt:             q.forgetNumberCallsBeforeStmt,
 		getAPIKeyByIDStmt:                       q.getAPIKeyByIDStmt,
 		getAttemptStmt:                          q.getAttemptStmt,
 		getCampaignStmt:                         q.getCampaignStmt,
 		getCampaignByIDStmt:                     q.getCampaignByIDStmt,
 		getCampaignRetryConfigStmt:              q.getCampaignRetryConfigStmt,
+		getCompliancePolicyStmt:                 q.getCompliancePolicyStmt,
 		getContactStmt:                          q.getContactStmt,
 		getDefaultOutboundConfigIDStmt:          q.getDefaultOutboundConfigIDStmt,
 		getOrganizationByNameStmt:               q.getOrganizationByNameStmt,
@@ -1047,6 +1217,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		insertContactStmt:                       q.insertContactStmt,
 		insertLogStmt:                           q.insertLogStmt,
 		insertPhoneNumberStmt:                   q.insertPhoneNumberStmt,
+		insertPolicyChangeStmt:                  q.insertPolicyChangeStmt,
+		insertSuppressionsStmt:                  q.insertSuppressionsStmt,
 		insertTelephonyConfigStmt:               q.insertTelephonyConfigStmt,
 		insertWorkflowStmt:                      q.insertWorkflowStmt,
 		lastAttemptOfContactStmt:                q.lastAttemptOfContactStmt,
@@ -1059,6 +1231,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listContactsStmt:                        q.listContactsStmt,
 		listLogsStmt:                            q.listLogsStmt,
 		listPhoneNumbersStmt:                    q.listPhoneNumbersStmt,
+		listPolicyChangesStmt:                   q.listPolicyChangesStmt,
+		listSuppressionsStmt:                    q.listSuppressionsStmt,
 		listTelephonyConfigsStmt:                q.listTelephonyConfigsStmt,
 		listWorkflowsStmt:                       q.listWorkflowsStmt,
 		markAttemptPlacedStmt:                   q.markAttemptPlacedStmt,
@@ -1069,6 +1243,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		noteAttemptProgressStmt:                 q.noteAttemptProgressStmt,
 		noteContactAttemptStmt:                  q.noteContactAttemptStmt,
 		noteExecutedStmt:                        q.noteExecutedStmt,
+		numberCallsSinceStmt:                    q.numberCallsSinceStmt,
+		organizationOfCampaignStmt:              q.organizationOfCampaignStmt,
 		phoneAddressTakenStmt:                   q.phoneAddressTakenStmt,
 		pickAndTouchCallerIDStmt:                q.pickAndTouchCallerIDStmt,
 		pickCallerIDStmt:                        q.pickCallerIDStmt,
@@ -1082,16 +1258,20 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		queueFirstAttemptsStmt:                  q.queueFirstAttemptsStmt,
 		recentLogsStmt:                          q.recentLogsStmt,
 		recentLogsOfCampaignsStmt:               q.recentLogsOfCampaignsStmt,
+		recordNumberCallStmt:                    q.recordNumberCallStmt,
 		recordReplayKeyStmt:                     q.recordReplayKeyStmt,
 		requeueAttemptStmt:                      q.requeueAttemptStmt,
 		resumeCampaignStmt:                      q.resumeCampaignStmt,
+		reviveSuppressionsStmt:                  q.reviveSuppressionsStmt,
 		revokeAPIKeyStmt:                        q.revokeAPIKeyStmt,
 		runningCampaignIDsStmt:                  q.runningCampaignIDsStmt,
+		saveCompliancePolicyStmt:                q.saveCompliancePolicyStmt,
 		setNextDialAtStmt:                       q.setNextDialAtStmt,
 		setQueuedThroughStmt:                    q.setQueuedThroughStmt,
 		setRedialedStmt:                         q.setRedialedStmt,
 		setTelephonyConfigCredentialsStmt:       q.setTelephonyConfigCredentialsStmt,
 		startCampaignStmt:                       q.startCampaignStmt,
+		sweepNumberCallsStmt:                    q.sweepNumberCallsStmt,
 		telephonyConfigNameTakenStmt:            q.telephonyConfigNameTakenStmt,
 		telephonyConfigVersionStmt:              q.telephonyConfigVersionStmt,
 		touchCallerIDStmt:                       q.touchCallerIDStmt,

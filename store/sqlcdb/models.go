@@ -42,6 +42,7 @@ type CallAttempt struct {
 	DeadlineAt      sql.NullInt64
 	DurationSeconds sql.NullInt64
 	Executed        int64
+	Compliance      sql.NullString
 }
 
 type Campaign struct {
@@ -80,6 +81,7 @@ type Campaign struct {
 	Timezones                string
 	LastRow                  int64
 	QueuedThroughRow         int64
+	ZoneSets                 string
 }
 
 type CampaignDefinition struct {
@@ -97,6 +99,22 @@ type CampaignLog struct {
 	Details    string
 }
 
+type CompliancePolicy struct {
+	OrganizationID int64
+	Version        int64
+	Policy         string
+	UpdatedAt      int64
+}
+
+type CompliancePolicyChange struct {
+	ID             int64
+	OrganizationID int64
+	Version        int64
+	ChangedAt      int64
+	ApiKeyID       sql.NullInt64
+	Changes        string
+}
+
 type Contact struct {
 	ID              int64
 	CampaignID      int64
@@ -110,6 +128,13 @@ type Contact struct {
 	LastCallAt      sql.NullInt64
 	DurationSeconds sql.NullInt64
 	AnsweredBy      sql.NullString
+}
+
+type NumberCall struct {
+	OrganizationID int64
+	PhoneNumber    string
+	AttemptID      int64
+	PlacedAt       int64
 }
 
 type Organization struct {
@@ -132,6 +157,16 @@ type PhoneNumber struct {
 	LastUsedAt               sql.NullInt64
 	CreatedAt                int64
 	UpdatedAt                int64
+}
+
+type Suppression struct {
+	ID             int64
+	OrganizationID int64
+	PhoneNumber    string
+	Reason         string
+	Source         string
+	CreatedAt      int64
+	ExpiresAt      sql.NullInt64
 }
 
 type TelephonyConfig struct {

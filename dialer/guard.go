@@ -1,0 +1,79 @@
+package dialer
+
+import (
+	"context"
+	"sync"
+
+	"github.com/outdial/outdial/store"
+)
+
+// Guard rails (API.md 12): the state the engine keeps per organization for
+// the checks it makes right before every provider request.
+//
+//   - The compliance policy, cached: it is read once per organization and
+//     again after PolicyChanged, which the policy endpoint calls once the
+//     new version is stored.
+//   - The suppression gate: a dispatch holds its organization's gate for
+//     reading from its suppression check until the provider answered its
+//     request; SuppressionsAdded takes it for writing, so once it returns
+//     every request that checked the list before the addition has been
+//     made, and every later one checks the list with the addition in it. A
+//     number added while a campaign runs is never called after the add
+//     answered.
+type guardRails struct {
+	policies sync.Map // organization id → *store.VersionedPolicy
+	gates    sync.Map // organization id → *sync.RWMutex
+}
+
+// policy returns org's compliance policy.
+func (e *Engine) policy(ctx context.Context, org int64) (*store.VersionedPolicy, error) {
+	if p, ok := e.guard.policies.Load(org); ok {
+		return p.(*store.VersionedPolicy), nil
+	}
+	p, err := e.db.CompliancePolicy(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	e.guard.policies.Store(org, &p)
+	return &p, nil
+}
+
+// PolicyChanged tells the engine that org's compliance policy changed: its
+// running campaigns look at the new one at once.
+func (e *Engine) PolicyChanged(org int64) {
+	e.guard.policies.Delete(org)
+	e.pokeOrganization(org)
+}
+
+// pokeOrganization makes the runners of org's campaigns reload.
+func (e *Engine) pokeOrganization(org int64) {
+	e.mu.Lock()
+	var poke []*runner
+	for _, r := range e.runners {
+		if c := r.campaign(); c != nil && c.OrganizationID == org {
+			poke = append(poke, r)
+		}
+	}
+	e.mu.Unlock()
+	for _, r := range poke {
+		r.poke(true)
+	}
+}
+
+func (e *Engine) suppressionGate(org int64) *sync.RWMutex {
+	if g, ok := e.guard.gates.Load(org); ok {
+		return g.(*sync.RWMutex)
+	}
+	g, _ := e.guard.gates.LoadOrStore(org, &sync.RWMutex{})
+	return g.(*sync.RWMutex)
+}
+
+// SuppressionsAdded returns once no provider request of org that checked
+// the suppression list before numbers were added to it is still under way.
+// Call it after the addition is stored and before answering the request
+// that made it.
+func (e *Engine) SuppressionsAdded(org int64) {
+	g := e.suppressionGate(org)
+	g.Lock()
+	g.Unlock() //nolint:staticcheck // an empty critical section: waiting for the readers is the point
+}
