@@ -129,6 +129,7 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 	switch {
 	case err == nil:
 		e.limiter(c.TelephonyConfigurationID).succeeded()
+		r.cs.placed(e.now())
 		deadline := e.now().Add(e.callDeadline())
 		pl.ProviderCallID, pl.Deadline = placed.ProviderCallID, deadline
 		if _, err := e.db.MarkPlaced(ctx, pl); err != nil {

@@ -233,6 +233,7 @@ func (r *runner) step(ctx context.Context) (time.Time, bool) {
 	open := r.openTimezones(now)
 	if len(open) > 0 {
 		n := r.pace.take(now, r.c.RateLimitPerSecond, free)
+		r.cs.paced(r.pace.next())
 		if n == 0 {
 			return earliest(r.pace.next(), r.deadline()), false
 		}
@@ -244,6 +245,7 @@ func (r *runner) step(ctx context.Context) (time.Time, bool) {
 			return now.Add(time.Second), false
 		}
 		r.pace.refund(n-len(claimed), r.c.RateLimitPerSecond)
+		r.cs.paced(r.pace.next())
 		if len(claimed) > 0 {
 			r.windowOpened(ctx)
 			c := r.c

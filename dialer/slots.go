@@ -3,6 +3,7 @@ package dialer
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Slot accounting: the one owner of a campaign's count of slots in use
@@ -30,7 +31,21 @@ type campaignState struct {
 	// once Halt has taken it for writing no request of the campaign is
 	// under way and none can start.
 	gate sync.RWMutex
+	// For the diagnosis: when a call was last placed and when the pacing
+	// bucket gives its next token (unix nanoseconds).
+	lastPlaced atomic.Int64
+	paceNext   atomic.Int64
 }
+
+// placed notes a call placed at t.
+func (cs *campaignState) placed(t time.Time) { cs.lastPlaced.Store(t.UnixNano()) }
+
+func (cs *campaignState) lastPlacedAt() time.Time { return time.Unix(0, cs.lastPlaced.Load()) }
+
+// paced notes when the pacing bucket gives its next token.
+func (cs *campaignState) paced(next time.Time) { cs.paceNext.Store(next.UnixNano()) }
+
+func (cs *campaignState) paceUntil() time.Time { return time.Unix(0, cs.paceNext.Load()) }
 
 // campaign returns the engine's state of campaign id, counting its attempts
 // dialing or in flight from the database the first time (after

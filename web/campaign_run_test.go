@@ -151,7 +151,7 @@ func TestCampaignRun(t *testing.T) {
 			}
 		}
 	}
-	outcomes := "'answered', 'voicemail', 'busy', 'no_answer', 'failed', 'canceled' or 'unknown'"
+	outcomes := "'answered', 'voicemail', 'busy', 'no_answer', 'failed', 'canceled', 'unknown' or 'suppressed'"
 	wantExactProblems(t, ce.a(http.MethodGet, campaignOp(cid, "calls")+"?outcome=happy", nil), wantProblem{loc: "query.outcome",
 		typ: "enum", msg: "Input should be " + outcomes, input: "happy", ctx: map[string]any{"expected": outcomes}})
 	for query, want := range map[string][]string{

@@ -284,7 +284,7 @@ func (s *Server) redialCampaign(w http.ResponseWriter, r *http.Request, ps httpr
 var (
 	attemptStates   = []string{store.AttemptQueued, store.AttemptDialing, store.AttemptInFlight, store.AttemptDone}
 	attemptOutcomes = []string{carrier.OutcomeAnswered, carrier.OutcomeVoicemail, carrier.OutcomeBusy, carrier.OutcomeNoAnswer,
-		carrier.OutcomeFailed, carrier.OutcomeCanceled, carrier.OutcomeUnknown}
+		carrier.OutcomeFailed, carrier.OutcomeCanceled, carrier.OutcomeUnknown, store.OutcomeSuppressed}
 )
 
 // queryEnum reads an optional enum query parameter; another value is

@@ -47,6 +47,7 @@ func (s *Server) registerRoutes() {
 	s.authed(http.MethodGet, "/api/v1/campaign/:campaign_id/calls", s.listCalls)
 	s.authed(http.MethodGet, "/api/v1/campaign/:campaign_id/logs", s.listCampaignLogs)
 	s.authed(http.MethodGet, "/api/v1/campaign/:campaign_id/report", s.campaignReport)
+	s.authed(http.MethodGet, "/api/v1/campaign/:campaign_id/diagnosis", s.campaignDiagnosis)
 
 	s.authed(http.MethodPost, "/api/v1/suppressions", s.needsDiskRoom(s.addSuppressions))
 	s.authed(http.MethodGet, "/api/v1/suppressions", s.listSuppressions)

@@ -303,6 +303,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.queueFirstAttemptsStmt, err = db.PrepareContext(ctx, queueFirstAttempts); err != nil {
 		return nil, fmt.Errorf("error preparing query QueueFirstAttempts: %w", err)
 	}
+	if q.queueStatsStmt, err = db.PrepareContext(ctx, queueStats); err != nil {
+		return nil, fmt.Errorf("error preparing query QueueStats: %w", err)
+	}
 	if q.recentLogsStmt, err = db.PrepareContext(ctx, recentLogs); err != nil {
 		return nil, fmt.Errorf("error preparing query RecentLogs: %w", err)
 	}
@@ -326,6 +329,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.revokeAPIKeyStmt, err = db.PrepareContext(ctx, revokeAPIKey); err != nil {
 		return nil, fmt.Errorf("error preparing query RevokeAPIKey: %w", err)
+	}
+	if q.rowsWithTimezoneStmt, err = db.PrepareContext(ctx, rowsWithTimezone); err != nil {
+		return nil, fmt.Errorf("error preparing query RowsWithTimezone: %w", err)
 	}
 	if q.runningCampaignIDsStmt, err = db.PrepareContext(ctx, runningCampaignIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query RunningCampaignIDs: %w", err)
@@ -365,6 +371,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.unlinkRedialsStmt, err = db.PrepareContext(ctx, unlinkRedials); err != nil {
 		return nil, fmt.Errorf("error preparing query UnlinkRedials: %w", err)
+	}
+	if q.unqueuedByTimezoneStmt, err = db.PrepareContext(ctx, unqueuedByTimezone); err != nil {
+		return nil, fmt.Errorf("error preparing query UnqueuedByTimezone: %w", err)
 	}
 	if q.updateCampaignSettingsStmt, err = db.PrepareContext(ctx, updateCampaignSettings); err != nil {
 		return nil, fmt.Errorf("error preparing query UpdateCampaignSettings: %w", err)
@@ -857,6 +866,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing queueFirstAttemptsStmt: %w", cerr)
 		}
 	}
+	if q.queueStatsStmt != nil {
+		if cerr := q.queueStatsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing queueStatsStmt: %w", cerr)
+		}
+	}
 	if q.recentLogsStmt != nil {
 		if cerr := q.recentLogsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing recentLogsStmt: %w", cerr)
@@ -895,6 +909,11 @@ func (q *Queries) Close() error {
 	if q.revokeAPIKeyStmt != nil {
 		if cerr := q.revokeAPIKeyStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing revokeAPIKeyStmt: %w", cerr)
+		}
+	}
+	if q.rowsWithTimezoneStmt != nil {
+		if cerr := q.rowsWithTimezoneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rowsWithTimezoneStmt: %w", cerr)
 		}
 	}
 	if q.runningCampaignIDsStmt != nil {
@@ -960,6 +979,11 @@ func (q *Queries) Close() error {
 	if q.unlinkRedialsStmt != nil {
 		if cerr := q.unlinkRedialsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing unlinkRedialsStmt: %w", cerr)
+		}
+	}
+	if q.unqueuedByTimezoneStmt != nil {
+		if cerr := q.unqueuedByTimezoneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing unqueuedByTimezoneStmt: %w", cerr)
 		}
 	}
 	if q.updateCampaignSettingsStmt != nil {
@@ -1129,6 +1153,7 @@ type Queries struct {
 	queueChunkEndStmt                       *sql.Stmt
 	queueCursorStmt                         *sql.Stmt
 	queueFirstAttemptsStmt                  *sql.Stmt
+	queueStatsStmt                          *sql.Stmt
 	recentLogsStmt                          *sql.Stmt
 	recentLogsOfCampaignsStmt               *sql.Stmt
 	recordNumberCallStmt                    *sql.Stmt
@@ -1137,6 +1162,7 @@ type Queries struct {
 	resumeCampaignStmt                      *sql.Stmt
 	reviveSuppressionsStmt                  *sql.Stmt
 	revokeAPIKeyStmt                        *sql.Stmt
+	rowsWithTimezoneStmt                    *sql.Stmt
 	runningCampaignIDsStmt                  *sql.Stmt
 	saveCompliancePolicyStmt                *sql.Stmt
 	setNextDialAtStmt                       *sql.Stmt
@@ -1150,6 +1176,7 @@ type Queries struct {
 	touchCallerIDStmt                       *sql.Stmt
 	unfinishedAttemptsStmt                  *sql.Stmt
 	unlinkRedialsStmt                       *sql.Stmt
+	unqueuedByTimezoneStmt                  *sql.Stmt
 	updateCampaignSettingsStmt              *sql.Stmt
 	updateLogStmt                           *sql.Stmt
 	updatePhoneNumberStmt                   *sql.Stmt
@@ -1256,6 +1283,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		queueChunkEndStmt:                       q.queueChunkEndStmt,
 		queueCursorStmt:                         q.queueCursorStmt,
 		queueFirstAttemptsStmt:                  q.queueFirstAttemptsStmt,
+		queueStatsStmt:                          q.queueStatsStmt,
 		recentLogsStmt:                          q.recentLogsStmt,
 		recentLogsOfCampaignsStmt:               q.recentLogsOfCampaignsStmt,
 		recordNumberCallStmt:                    q.recordNumberCallStmt,
@@ -1264,6 +1292,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		resumeCampaignStmt:                      q.resumeCampaignStmt,
 		reviveSuppressionsStmt:                  q.reviveSuppressionsStmt,
 		revokeAPIKeyStmt:                        q.revokeAPIKeyStmt,
+		rowsWithTimezoneStmt:                    q.rowsWithTimezoneStmt,
 		runningCampaignIDsStmt:                  q.runningCampaignIDsStmt,
 		saveCompliancePolicyStmt:                q.saveCompliancePolicyStmt,
 		setNextDialAtStmt:                       q.setNextDialAtStmt,
@@ -1277,6 +1306,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		touchCallerIDStmt:                       q.touchCallerIDStmt,
 		unfinishedAttemptsStmt:                  q.unfinishedAttemptsStmt,
 		unlinkRedialsStmt:                       q.unlinkRedialsStmt,
+		unqueuedByTimezoneStmt:                  q.unqueuedByTimezoneStmt,
 		updateCampaignSettingsStmt:              q.updateCampaignSettingsStmt,
 		updateLogStmt:                           q.updateLogStmt,
 		updatePhoneNumberStmt:                   q.updatePhoneNumberStmt,

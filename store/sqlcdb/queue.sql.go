@@ -70,6 +70,101 @@ func (q *Queries) QueueFirstAttempts(ctx context.Context, arg QueueFirstAttempts
 	return result.RowsAffected()
 }
 
+const queueStats = `-- name: QueueStats :many
+SELECT timezone,
+       CAST(due_at <= ?1 AS INTEGER) AS due,
+       CAST(COALESCE(due_at > ?1 AND json_extract(compliance, '$.calling_hours') = 'held', 0) AS INTEGER) AS hours_held,
+       CAST(COALESCE(due_at > ?1 AND json_extract(compliance, '$.attempt_cap') = 'held', 0) AS INTEGER) AS cap_held,
+       count(*) AS n, CAST(min(due_at) AS INTEGER) AS next_due
+FROM call_attempts WHERE campaign_id = ?2 AND state = 'queued'
+GROUP BY 1, 2, 3, 4
+`
+
+type QueueStatsParams struct {
+	Now        int64
+	CampaignID int64
+}
+
+type QueueStatsRow struct {
+	Timezone  string
+	Due       int64
+	HoursHeld int64
+	CapHeld   int64
+	N         int64
+	NextDue   int64
+}
+
+// The campaign's queued attempts by timezone, by whether they are due at
+// @now, and by whether a guard rail holds them (their evidence says so and
+// they are not due yet), for the diagnosis (API.md 11): a range of
+// call_attempts_campaign_state, the queue only (first attempts are queued a
+// chunk at a time).
+func (q *Queries) QueueStats(ctx context.Context, arg QueueStatsParams) ([]QueueStatsRow, error) {
+	rows, err := q.query(ctx, q.queueStatsStmt, queueStats, arg.Now, arg.CampaignID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []QueueStatsRow{}
+	for rows.Next() {
+		var i QueueStatsRow
+		if err := rows.Scan(
+			&i.Timezone,
+			&i.Due,
+			&i.HoursHeld,
+			&i.CapHeld,
+			&i.N,
+			&i.NextDue,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const rowsWithTimezone = `-- name: RowsWithTimezone :many
+SELECT row_number FROM contacts
+WHERE campaign_id = ?1 AND timezone = ?2 AND is_final = 0
+ORDER BY row_number LIMIT CAST(?3 AS INTEGER)
+`
+
+type RowsWithTimezoneParams struct {
+	CampaignID int64
+	Timezone   string
+	MaxRows    int64
+}
+
+// A few contact rows not final yet with timezone @timezone.
+func (q *Queries) RowsWithTimezone(ctx context.Context, arg RowsWithTimezoneParams) ([]int64, error) {
+	rows, err := q.query(ctx, q.rowsWithTimezoneStmt, rowsWithTimezone, arg.CampaignID, arg.Timezone, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var row_number int64
+		if err := rows.Scan(&row_number); err != nil {
+			return nil, err
+		}
+		items = append(items, row_number)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const setQueuedThrough = `-- name: SetQueuedThrough :exec
 UPDATE campaigns SET queued_through_row = ? WHERE id = ?
 `
@@ -82,4 +177,44 @@ type SetQueuedThroughParams struct {
 func (q *Queries) SetQueuedThrough(ctx context.Context, arg SetQueuedThroughParams) error {
 	_, err := q.exec(ctx, q.setQueuedThroughStmt, setQueuedThrough, arg.QueuedThroughRow, arg.ID)
 	return err
+}
+
+const unqueuedByTimezone = `-- name: UnqueuedByTimezone :many
+SELECT timezone, count(*) AS n FROM contacts
+WHERE campaign_id = ?1 AND row_number > ?2
+GROUP BY timezone
+`
+
+type UnqueuedByTimezoneParams struct {
+	CampaignID int64
+	AfterRow   int64
+}
+
+type UnqueuedByTimezoneRow struct {
+	Timezone string
+	N        int64
+}
+
+// Contacts whose first attempt is not queued yet (all due), by timezone.
+func (q *Queries) UnqueuedByTimezone(ctx context.Context, arg UnqueuedByTimezoneParams) ([]UnqueuedByTimezoneRow, error) {
+	rows, err := q.query(ctx, q.unqueuedByTimezoneStmt, unqueuedByTimezone, arg.CampaignID, arg.AfterRow)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []UnqueuedByTimezoneRow{}
+	for rows.Next() {
+		var i UnqueuedByTimezoneRow
+		if err := rows.Scan(&i.Timezone, &i.N); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
