@@ -162,6 +162,9 @@ func (e *Engine) held(ctx context.Context, r *runner, a *store.Attempt, ck check
 		if due.IsZero() {
 			due = a.DueAt
 		}
+		if ck.verdict == heldCap {
+			r.hold.capHeld(due)
+		}
 		e.requeueWith(ctx, r, a, due, ck.ev.json())
 	default:
 		// Fail closed: not placed, retried after a back-off.

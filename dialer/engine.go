@@ -114,6 +114,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	e.sweepCap(ctx)
 	for _, id := range ids {
 		e.Wake(id)
 	}
@@ -138,6 +139,7 @@ func (e *Engine) Stop() {
 		}
 	}
 	e.mu.Unlock()
+	e.stopSweep()
 	e.wg.Wait()
 	e.events.Wait()
 }

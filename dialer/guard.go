@@ -2,7 +2,9 @@ package dialer
 
 import (
 	"context"
+	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/outdial/outdial/store"
 )
@@ -23,6 +25,41 @@ import (
 type guardRails struct {
 	policies sync.Map // organization id → *store.VersionedPolicy
 	gates    sync.Map // organization id → *sync.RWMutex
+
+	sweepMu sync.Mutex
+	sweep   *time.Timer // forgets old placements of the attempt cap
+	stopped bool
+}
+
+// capSweepEvery is how often placements older than the longest cap window
+// are forgotten (a dispatch also forgets its own number's).
+const capSweepEvery = time.Hour
+
+// sweepCap forgets placements older than the longest attempt-cap window,
+// now and every capSweepEvery until stopSweep.
+func (e *Engine) sweepCap(ctx context.Context) {
+	if n, err := e.db.SweepNumberCalls(ctx); err != nil {
+		e.log.Warn("dialer: sweep attempt cap", slog.String("error", err.Error()))
+	} else if n > 0 {
+		e.log.Info("dialer: forgot old placements of the attempt cap", slog.Int64("rows", n))
+	}
+	g := &e.guard
+	g.sweepMu.Lock()
+	defer g.sweepMu.Unlock()
+	if g.stopped || ctx.Err() != nil {
+		return
+	}
+	g.sweep = time.AfterFunc(capSweepEvery, func() { e.sweepCap(ctx) })
+}
+
+func (e *Engine) stopSweep() {
+	g := &e.guard
+	g.sweepMu.Lock()
+	defer g.sweepMu.Unlock()
+	g.stopped = true
+	if g.sweep != nil {
+		g.sweep.Stop()
+	}
 }
 
 // policy returns org's compliance policy.

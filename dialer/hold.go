@@ -53,6 +53,29 @@ type hold struct {
 	backoff  time.Duration // the next transient hold
 	callerID bool          // held for want of a caller id
 	logged   bool          // caller_id_missing logged for this absence
+	// capped is the earliest time an attempt the attempt cap put back
+	// falls due (zero: none pending).
+	capped time.Time
+}
+
+// capHeld notes an attempt the attempt cap put back until until.
+func (h *hold) capHeld(until time.Time) {
+	h.mu.Lock()
+	if h.capped.IsZero() || until.Before(h.capped) {
+		h.capped = until
+	}
+	h.mu.Unlock()
+}
+
+// capUntil returns when the earliest attempt the cap put back falls due, or
+// zero when none is pending after now.
+func (h *hold) capUntil(now time.Time) time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.capped.After(now) {
+		h.capped = time.Time{}
+	}
+	return h.capped
 }
 
 // held reports whether the runner may not claim at now, and until when.

@@ -325,6 +325,13 @@ func (r *runner) idle(ctx context.Context, now time.Time) (time.Time, bool) {
 			next = open
 		}
 	}
+	if waitingFor == "" && next.After(now) {
+		// Nothing is due: when the next to fall due is an attempt the cap
+		// put back, the campaign waits for the cap (next_dial_at).
+		if cu := r.hold.capUntil(now); !cu.IsZero() && !cu.After(next) {
+			waitingFor = eventCapReached
+		}
+	}
 	if waitingFor != "" {
 		r.waitingAt(ctx, waitingFor, next)
 	}
@@ -336,12 +343,16 @@ func (r *runner) idle(ctx context.Context, now time.Time) (time.Time, bool) {
 const (
 	eventWindowClosed = "schedule_window_closed"
 	eventHoursClosed  = "calling_hours_closed"
+	eventCapReached   = "attempt_cap_reached"
 )
 
-var waitEvents = map[string]struct{ closed, opened string }{
-	eventWindowClosed: {"outside the calling window; dialing resumes when it opens", "the calling window opened; dialing resumed"},
+var waitEvents = map[string]struct{ closed, openedEvent, opened string }{
+	eventWindowClosed: {"outside the calling window; dialing resumes when it opens",
+		"schedule_window_opened", "the calling window opened; dialing resumed"},
 	eventHoursClosed: {"outside the organization's calling hours in the callees' time zones; dialing resumes when they open",
-		"calling hours opened; dialing resumed"},
+		"calling_hours_opened", "calling hours opened; dialing resumed"},
+	eventCapReached: {"the contacts left were called as often as the attempt cap allows; dialing resumes when it allows another call",
+		"attempt_cap_released", "the attempt cap allows calls again; dialing resumed"},
 }
 
 // waitingAt records that the campaign waits for its window or calling hours
@@ -381,11 +392,7 @@ func (r *runner) windowOpened(ctx context.Context) {
 	if err := r.e.db.SetNextDialAt(ctx, r.id, nil); err != nil {
 		r.e.log.Error("dialer: next dial time", slog.String("error", err.Error()))
 	}
-	opened := "schedule_window_opened"
-	if event == eventHoursClosed {
-		opened = "calling_hours_opened"
-	}
-	r.e.addLog(ctx, r.id, store.LogInfo, opened, waitEvents[event].opened, nil)
+	r.e.addLog(ctx, r.id, store.LogInfo, waitEvents[event].openedEvent, waitEvents[event].opened, nil)
 }
 
 func earliest(a, b time.Time) time.Time {
