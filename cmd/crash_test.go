@@ -83,6 +83,7 @@ func TestCrashMidCampaign(t *testing.T) {
 
 	first := startService(t, bin, dir, addr, env, "first")
 	c := &apiClient{t: t, base: base, key: key}
+	c.callingHoursOff()
 
 	cfg := c.post("/api/v1/organizations/telephony-configs", map[string]any{
 		"name": "sim", "is_default_outbound": true,
@@ -527,6 +528,20 @@ func (c *apiClient) post(path string, body any) map[string]any {
 func (c *apiClient) get(path string) map[string]any {
 	c.t.Helper()
 	return c.obj(http.MethodGet, path, nil)
+}
+
+// callingHoursOff turns the organization's calling hours off through
+// PUT /api/v1/organizations/compliance. They are on by default (08:00-21:00
+// in the callee's local time, API.md 12.2), so a test campaign run in real
+// time would otherwise hold its calls whenever its numbers' zones are at
+// night.
+func (c *apiClient) callingHoursOff() {
+	c.t.Helper()
+	p := c.obj(http.MethodPut, "/api/v1/organizations/compliance",
+		map[string]any{"calling_hours": map[string]any{"enabled": false}})
+	if ch, _ := p["calling_hours"].(map[string]any); ch["enabled"] != false {
+		c.t.Fatalf("PUT compliance answered %v, want calling_hours disabled", p)
+	}
 }
 
 // calls returns every call attempt of campaign id, following the pages.

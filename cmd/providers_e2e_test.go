@@ -35,6 +35,7 @@ func TestProvidersEndToEnd(t *testing.T) {
 	svc := startService(t, bin, dir, addr, env, "providers")
 
 	wfc := &apiClient{t: t, base: "http://" + addr, key: key}
+	wfc.callingHoursOff()
 	wf := wfc.post("/api/v1/workflow", map[string]any{"name": "reminder", "workflow_definition": json.RawMessage(crashWorkflow)})
 
 	for i, p := range providers {
