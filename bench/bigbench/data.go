@@ -2,10 +2,9 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"strconv"
 
-	"github.com/nyaruka/phonenumbers"
+	"github.com/outdial/outdial/bench/internal/realbin"
 )
 
 // workflow is a valid workflow: a start node whose greeting uses
@@ -14,18 +13,6 @@ const workflow = `{"nodes":[` +
 	`{"id":"start","type":"startCall","position":{"x":0,"y":0},"data":{"name":"Greeting","prompt":"You are calling {{first_name}} {{last_name}}.","greeting":"Hello {{first_name}}, this is a reminder."}},` +
 	`{"id":"bye","type":"endCall","position":{"x":200,"y":0},"data":{"name":"Goodbye","prompt":"Say goodbye."}}],` +
 	`"edges":[{"id":"e1","source":"start","target":"bye","data":{"label":"Done","condition":"The reminder was delivered"}}]}`
-
-// Area codes and exchanges of the generated numbers: every pair is a
-// 10,000-number block (line numbers 0000-9999) of valid US numbers, 100
-// blocks for a million rows. Exchanges avoid 555 (its 01xx lines are
-// fictional) and N11.
-var (
-	areaCodes = []string{"201", "202", "203", "205", "206", "207", "208", "209", "210", "212",
-		"213", "214", "215", "216", "217", "218", "219", "224", "225", "228",
-		"229", "231", "234", "239", "240", "248", "251", "252", "253", "254",
-		"256", "260", "262", "267", "269", "270", "276", "281", "301", "302"}
-	exchanges = []string{"234", "345", "456", "678", "789", "823", "932", "627"}
-)
 
 // Names and cities, about 29 characters a row together: with the number
 // and the separators a row is about 45 bytes (the issue's file was 46 MB
@@ -48,40 +35,8 @@ var (
 	}
 )
 
-// number returns the i-th generated phone number in E.164: block i/10,000
-// (area codes vary fastest), line number i%10,000. The first
-// len(areaCodes)*len(exchanges)*10,000 are distinct.
-func number(i int) string {
-	block, line := i/10000, i%10000
-	a := areaCodes[block%len(areaCodes)]
-	e := exchanges[(block/len(areaCodes))%len(exchanges)]
-	return "+1" + a + e + fmt.Sprintf("%04d", line)
-}
-
-// maxRows is how many distinct numbers number can make.
-var maxRows = len(areaCodes) * len(exchanges) * 10000
-
-// checkNumbers verifies with libphonenumber that every block's first,
-// middle and last number of the first n is a valid US number (the service
-// rejects invalid ones), returning the first invalid one.
-func checkNumbers(n int) error {
-	if n > maxRows {
-		return fmt.Errorf("at most %d distinct numbers, %d asked", maxRows, n)
-	}
-	for block := 0; block*10000 < n; block++ {
-		for _, line := range []int{0, 100, 199, 5000, 9999} {
-			s := number(block*10000 + line)
-			p, err := phonenumbers.Parse(s, "US")
-			if err != nil || !phonenumbers.IsValidNumber(p) || phonenumbers.GetRegionCodeForNumber(p) != "US" {
-				return fmt.Errorf("generated number %s is not a valid US number (%v)", s, err)
-			}
-		}
-	}
-	return nil
-}
-
 // contactsCSV returns a contacts file of n rows (phone_number, first_name,
-// last_name, city) whose numbers are number(offset) .. number(offset+n-1).
+// last_name, city) whose numbers are realbin.Number(offset) .. realbin.Number(offset+n-1).
 func contactsCSV(n, offset int) []byte {
 	var b bytes.Buffer
 	b.Grow(n * 48)
@@ -89,7 +44,7 @@ func contactsCSV(n, offset int) []byte {
 	var num []byte
 	for i := range n {
 		k := offset + i
-		num = append(num[:0], number(k)...)
+		num = append(num[:0], realbin.Number(k)...)
 		b.Write(num)
 		b.WriteByte(',')
 		b.WriteString(firstNames[k%len(firstNames)])

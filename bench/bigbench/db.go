@@ -3,32 +3,17 @@ package main
 import (
 	"database/sql"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // the driver the service uses
+
+	"github.com/outdial/outdial/bench/internal/realbin"
 )
 
-// dbFile is the service's database in its data directory (cmd/root.go);
-// SQLite keeps its write-ahead log beside it in dbFile + "-wal".
-const dbFile = "outdial.db"
-
-// fileSize is the size of a file in bytes, 0 when it does not exist.
-func fileSize(path string) int64 {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return 0
-	}
-	return fi.Size()
-}
-
-// dbSizes returns the sizes of the database file and its WAL.
-func dbSizes(dataDir string) (db, wal int64) {
-	p := filepath.Join(dataDir, dbFile)
-	return fileSize(p), fileSize(p + "-wal")
-}
+// dbFile is the service's database in its data directory.
+const dbFile = realbin.DBFile
 
 // openDB opens the service's database with modernc.org/sqlite, read-only
 // (a pool of one connection, for polling while the service runs) or

@@ -9,8 +9,10 @@
 // Like bench/dialbench it builds the binary (or takes -bin), creates API
 // keys for two organizations ("bench" and "other"), starts `outdial serve`
 // with OUTDIAL_TWILIO_API_URL pointing at the Twilio simulator running in
-// this process, and sets each organization up over HTTP (a Twilio
-// configuration with the simulator's credentials, a caller id, a workflow).
+// this process, and sets each organization up over HTTP (the compliance
+// policy of -policy, by default calling hours off so that calls are not
+// held at night in their zones; a Twilio configuration with the
+// simulator's credentials, a caller id, a workflow).
 // Then, in order:
 //
 //  1. upload: a CSV of -rows rows (phone_number,first_name,last_name,city;
@@ -96,6 +98,7 @@ type bench struct {
 	talk, victimTalk            time.Duration
 	bin, tmp, dataDir, logPath  string
 	cpuprofile                  string
+	policy                      string // compliance policy PUT for both organizations
 	env                         []string
 	keyBench, keyOther          string
 
@@ -122,6 +125,7 @@ func main() {
 	bin := flag.String("bin", "", "outdial binary to run (default: go build into a temporary directory)")
 	cpuprofile := flag.String("cpuprofile", "", "have the service write a CPU profile to this file (serve --cpuprofile; the restarted service's goes to FILE.restart)")
 	keep := flag.Bool("keep", false, "keep the temporary directory (data, service log)")
+	policy := realbin.PolicyFlag()
 	flag.Parse()
 	log.SetFlags(0)
 	if *dialCalls >= *rows {
@@ -136,17 +140,17 @@ func main() {
 	}
 	defer cleanup()
 	*bin = binary
-	if err := checkNumbers(maxRows); err != nil {
+	if err := realbin.CheckNumbers(realbin.MaxNumbers); err != nil {
 		log.Fatal(err)
 	}
-	if *rows+4*(*victimRows) > maxRows {
-		log.Fatalf("-rows plus three victims' rows must stay within %d distinct numbers", maxRows)
+	if *rows+4*(*victimRows) > realbin.MaxNumbers {
+		log.Fatalf("-rows plus three victims' rows must stay within %d distinct numbers", realbin.MaxNumbers)
 	}
 
 	b := &bench{rows: *rows, victimRows: *victimRows, dialCalls: *dialCalls,
 		talk: 50 * time.Millisecond, victimTalk: 200 * time.Millisecond,
 		bin: *bin, tmp: tmp, dataDir: filepath.Join(tmp, "data"), logPath: filepath.Join(tmp, "serve.log"),
-		cpuprofile: *cpuprofile}
+		cpuprofile: *cpuprofile, policy: *policy}
 	b.sim = twiliosim.Start(twiliosim.Config{Script: b.script})
 	defer b.sim.Close()
 	b.env = realbin.Env("OUTDIAL_TWILIO_API_URL=" + b.sim.URL())

@@ -22,7 +22,7 @@ func (b *bench) create() {
 	pid := b.srv.Pid()
 	rss0 := realbin.ProcStatusKB(pid, "VmRSS")
 	cpu0 := realbin.ProcCPU(pid)
-	rs := sampleRSS(pid, 20*time.Millisecond)
+	rs := realbin.SampleRSS(pid, 20*time.Millisecond)
 	w := b.watch(vid)
 	log.Printf("creating the campaign of %d rows", b.rows)
 	t0 := time.Now()
@@ -30,7 +30,7 @@ func (b *bench) create() {
 		"max_concurrency": 500, "rate_limit_per_second": 1000, "retry_config": map[string]any{"enabled": false}})
 	t1 := time.Now()
 	took := t1.Sub(t0)
-	peak := rs.end()
+	peak := rs.End()
 	cpu := realbin.ProcCPU(pid) - cpu0
 	rss1 := realbin.ProcStatusKB(pid, "VmRSS")
 	b.big = id(camp)
@@ -67,7 +67,7 @@ func (b *bench) dial() {
 	// heap saws up and down (GOGC 200), so single samples say little;
 	// peaks that climb from quarter to quarter mean state per call.
 	var quarters [4]int64
-	rs := sampleRSS(pid, 100*time.Millisecond)
+	rs := realbin.SampleRSS(pid, 100*time.Millisecond)
 	t0 := time.Now()
 	b.c.Post(path+"/start", nil)
 	var executed int64
@@ -90,7 +90,7 @@ func (b *bench) dial() {
 	wall := time.Since(t0)
 	cpu, self, busy := realbin.ProcCPU(pid)-cpu0, realbin.SelfCPU()-self0, realbin.MachineBusy()-busy0
 	rss1 := realbin.ProcStatusKB(pid, "VmRSS")
-	peak := rs.end()
+	peak := rs.End()
 	st := b.sim.Stats()
 	b.c.Post(path+"/pause", nil)
 	b.waitDrained(b.big)
@@ -161,7 +161,7 @@ func (b *bench) report() {
 	log.Printf("report")
 	pid := b.srv.Pid()
 	rss0 := realbin.ProcStatusKB(pid, "VmRSS")
-	rs := sampleRSS(pid, 20*time.Millisecond)
+	rs := realbin.SampleRSS(pid, 20*time.Millisecond)
 	t0 := time.Now()
 	res, err := b.c.Send(context.Background(), http.MethodGet, "/api/v1/campaign/"+itoa(b.big)+"/report", nil)
 	if err != nil {
@@ -187,7 +187,7 @@ func (b *bench) report() {
 	}
 	res.Body.Close()
 	took := time.Since(t0)
-	peak := rs.end()
+	peak := rs.End()
 	want := int64(b.rows) + 1
 	b.printf("report: GET /report streamed %d lines (%.1f MB) in %.2f s (want %d lines: %s)  target <= %d s %s",
 		lines, float64(size)/1e6, took.Seconds(), want, verdict(lines == want), targetReportSeconds,

@@ -153,41 +153,6 @@ type errStatus int
 
 func (e errStatus) Error() string { return fmt.Sprintf("status %d", int(e)) }
 
-// rssSampler reads a process's VmRSS every interval and keeps the peak.
-type rssSampler struct {
-	stop chan struct{}
-	done chan struct{}
-	peak int64 // kB
-}
-
-func sampleRSS(pid int, interval time.Duration) *rssSampler {
-	s := &rssSampler{stop: make(chan struct{}), done: make(chan struct{})}
-	s.peak, _ = realbin.TryProcStatusKB(pid, "VmRSS")
-	go func() {
-		defer close(s.done)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			if kb, err := realbin.TryProcStatusKB(pid, "VmRSS"); err == nil {
-				s.peak = max(s.peak, kb)
-			}
-			select {
-			case <-s.stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return s
-}
-
-// end stops sampling and returns the peak in kB.
-func (s *rssSampler) end() int64 {
-	close(s.stop)
-	<-s.done
-	return s.peak
-}
-
 // median of ds (which it sorts).
 func median(ds []time.Duration) time.Duration {
 	if len(ds) == 0 {

@@ -23,18 +23,20 @@ func (b *bench) setup() {
 	big := contactsCSV(b.rows, 0)
 	gen := time.Since(t)
 	t = time.Now()
-	b.bigSource = b.upload(b.c, "contacts.csv", big)
+	b.bigSource = b.c.UploadCSV("contacts.csv", big)
 	up := time.Since(t)
 	b.printf("upload: %d rows, %.1f MB CSV (%.1f bytes a row) generated in %.2f s, presigned and uploaded in %.2f s",
 		b.rows, float64(len(big))/1e6, float64(len(big))/float64(b.rows), gen.Seconds(), up.Seconds())
-	b.victimCSV = contactsCSV(b.victimRows, maxRows-b.victimRows)
-	b.longVictimCSV = contactsCSV(3*b.victimRows, maxRows-4*b.victimRows)
+	b.victimCSV = contactsCSV(b.victimRows, realbin.MaxNumbers-b.victimRows)
+	b.longVictimCSV = contactsCSV(3*b.victimRows, realbin.MaxNumbers-4*b.victimRows)
 }
 
-// setupOrg gives c's organization a Twilio configuration with the
-// simulator's credentials, caller id caller and a workflow, whose id it
-// returns.
+// setupOrg gives c's organization the compliance policy of -policy
+// (calling hours off by default: the benchmark dials at any hour), a
+// Twilio configuration with the simulator's credentials, caller id caller
+// and a workflow, whose id it returns.
 func (b *bench) setupOrg(c *realbin.Client, caller string) any {
+	c.SetCompliance(b.policy)
 	cfg := c.Post("/api/v1/organizations/telephony-configs", map[string]any{
 		"name": "sim", "is_default_outbound": true,
 		"config": map[string]any{"provider": "twilio", "account_sid": b.sim.AccountSID(), "auth_token": b.sim.AuthToken()},
@@ -43,14 +45,6 @@ func (b *bench) setupOrg(c *realbin.Client, caller string) any {
 		map[string]any{"address": caller, "is_default_caller_id": true})
 	wf := c.Post("/api/v1/workflow", map[string]any{"name": "reminder", "workflow_definition": json.RawMessage(workflow)})
 	return wf["id"]
-}
-
-// upload presigns an upload of body for c's organization, PUTs it and
-// returns its file_key.
-func (b *bench) upload(c *realbin.Client, name string, body []byte) string {
-	up := c.Post("/api/v1/s3/presigned-upload-url", map[string]any{"file_name": name, "file_size": len(body), "content_type": "text/csv"})
-	realbin.Upload(up["upload_url"].(string), body, b.fail)
-	return up["file_key"].(string)
 }
 
 // id is a campaign answer's id.
@@ -68,7 +62,7 @@ func num(m map[string]any, field string) int64 {
 // retries), starts it and waits until it has placed 25 calls (half a second
 // of dialing).
 func (b *bench) startVictim(csv []byte) int64 {
-	source := b.upload(b.o, "victim.csv", csv)
+	source := b.o.UploadCSV("victim.csv", csv)
 	camp := b.o.Post("/api/v1/campaign", map[string]any{"name": "victim", "workflow_id": b.wfOther, "source_id": source,
 		"max_concurrency": 20, "rate_limit_per_second": 50, "retry_config": map[string]any{"enabled": false}})
 	vid := id(camp)
@@ -137,7 +131,7 @@ func (b *bench) victimLine(during string, from, to time.Time) {
 
 // sizes adds the database's file sizes to the report and returns them.
 func (b *bench) sizes(when string) (db, wal int64) {
-	db, wal = dbSizes(b.dataDir)
+	db, wal = realbin.DBSizes(b.dataDir)
 	free, err := count(b.ro, `SELECT (SELECT freelist_count FROM pragma_freelist_count()) * (SELECT page_size FROM pragma_page_size())`)
 	if err != nil {
 		b.fail("free pages: %v", err)

@@ -10,7 +10,10 @@
 // It builds the binary (or takes -bin), creates an API key with it, starts
 // `outdial serve` as a subprocess on a fresh data directory with
 // OUTDIAL_TWILIO_API_URL pointing at the simulator (which runs in this
-// process), and sets the campaign up as a client would: a Twilio
+// process), and sets the campaign up as a client would: the compliance
+// policy (-policy: by default calling hours off, since the benchmark
+// measures the dialer at any hour and the default 08:00-21:00 callee-local
+// would hold every call while its zones are at night), a Twilio
 // configuration with the simulator's credentials, a caller id, a workflow,
 // a presigned upload of the contacts CSV, the campaign. Then it starts the
 // campaign and waits for it to complete.
@@ -54,6 +57,7 @@ func main() {
 	bin := flag.String("bin", "", "outdial binary to run (default: go build into a temporary directory)")
 	cpuprofile := flag.String("cpuprofile", "", "have the service write a CPU profile of its whole run to this file (serve --cpuprofile)")
 	keep := flag.Bool("keep", false, "keep the temporary directory (data, service log)")
+	policy := realbin.PolicyFlag()
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -84,6 +88,7 @@ func main() {
 
 	// Setup, as a client would do it.
 	setupStart := time.Now()
+	pol := c.SetCompliance(*policy)
 	cfg := c.Post("/api/v1/organizations/telephony-configs", map[string]any{
 		"name": "sim", "is_default_outbound": true,
 		"config": map[string]any{"provider": "twilio", "account_sid": sim.AccountSID(), "auth_token": sim.AuthToken()},
@@ -92,11 +97,10 @@ func main() {
 		map[string]any{"address": "+14155550100", "is_default_caller_id": true})
 	wf := c.Post("/api/v1/workflow", map[string]any{"name": "reminder", "workflow_definition": json.RawMessage(workflow)})
 	csv := contactsCSV(*contacts)
-	up := c.Post("/api/v1/s3/presigned-upload-url", map[string]any{"file_name": "contacts.csv", "file_size": len(csv), "content_type": "text/csv"})
-	realbin.Upload(up["upload_url"].(string), csv, fail)
+	source := c.UploadCSV("contacts.csv", csv)
 	createStart := time.Now()
 	camp := c.Post("/api/v1/campaign", map[string]any{
-		"name": "bench", "workflow_id": wf["id"], "source_id": up["file_key"],
+		"name": "bench", "workflow_id": wf["id"], "source_id": source,
 		"max_concurrency": *concurrency, "rate_limit_per_second": *rate,
 	})
 	createTime := time.Since(createStart)
@@ -141,6 +145,7 @@ func main() {
 		fail("campaign ended %v: %v", final["state"], final)
 	}
 	calls := int(final["executed_count"].(float64))
+	evidence := firstEvidence(c, id)
 	started, _ := time.Parse(time.RFC3339Nano, final["started_at"].(string))
 	completed, _ := time.Parse(time.RFC3339Nano, final["completed_at"].(string))
 	span := completed.Sub(started)
@@ -156,6 +161,8 @@ func main() {
 	fmt.Printf("machine: %d CPUs (GOMAXPROCS of this process %d), %s, %s/%s; load average before %s, after %s\n",
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH, load0, realbin.LoadAvg())
 	fmt.Printf("campaign: %d contacts, max_concurrency %d, rate_limit_per_second %g, talk %v\n", *contacts, *concurrency, *rate, *talk)
+	fmt.Printf("compliance policy: %s\n", policyLine(pol))
+	fmt.Printf("evidence of the first call: %s\n", evidence)
 	fmt.Printf("result: %s, processed_rows %v, failed_rows %v, executed_count %d, simulator created %d calls (%d creates, %d 429s, %d callback errors)\n",
 		final["state"], final["processed_rows"], final["failed_rows"], calls, st.Created-simStart.Created,
 		st.CreateRequests-simStart.CreateRequests, st.RateLimited-simStart.RateLimited, st.CallbackErrors-simStart.CallbackErrors)

@@ -100,3 +100,40 @@ func LoadAvg() string {
 	}
 	return strings.Fields(string(b))[0]
 }
+
+// RSSSampler reads a process's VmRSS at an interval and keeps the peak.
+type RSSSampler struct {
+	stop chan struct{}
+	done chan struct{}
+	peak int64 // kB
+}
+
+// SampleRSS reads process pid's VmRSS now and then every interval until
+// End (a read that fails, the process having exited, is skipped).
+func SampleRSS(pid int, interval time.Duration) *RSSSampler {
+	s := &RSSSampler{stop: make(chan struct{}), done: make(chan struct{})}
+	s.peak, _ = TryProcStatusKB(pid, "VmRSS")
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			if kb, err := TryProcStatusKB(pid, "VmRSS"); err == nil {
+				s.peak = max(s.peak, kb)
+			}
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return s
+}
+
+// End stops sampling and returns the peak VmRSS in kB.
+func (s *RSSSampler) End() int64 {
+	close(s.stop)
+	<-s.done
+	return s.peak
+}

@@ -79,6 +79,24 @@ func Workdir(name string, keep bool, bin string) (dir, binary string, cleanup fu
 	return dir, bin, cleanup, nil
 }
 
+// DBFile is the service's database in its data directory (cmd/root.go);
+// SQLite keeps its write-ahead log beside it in DBFile + "-wal".
+const DBFile = "outdial.db"
+
+// DBSizes returns the sizes in bytes of the database file in data
+// directory dataDir and of its WAL (0 for a file that does not exist).
+func DBSizes(dataDir string) (db, wal int64) {
+	size := func(path string) int64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	p := filepath.Join(dataDir, DBFile)
+	return size(p), size(p + "-wal")
+}
+
 // Env returns this process's environment without any OUTDIAL_ variable,
 // with the variables of extra ("NAME=value") first: the service then sees
 // only the settings the benchmark chose.
