@@ -5,6 +5,7 @@
 // at once and posts its final status 50 ms later.
 //
 //	go run ./bench/dialbench
+//	go run ./bench/dialbench -guard        # against a 1,000,000-number suppression list, calling hours on
 //	go run ./bench/dialbench -cpuprofile /tmp/serve.pprof   # then: go tool pprof -top /tmp/outdial /tmp/serve.pprof
 //
 // It builds the binary (or takes -bin), creates an API key with it, starts
@@ -17,6 +18,14 @@
 // configuration with the simulator's credentials, a caller id, a workflow,
 // a presigned upload of the contacts CSV, the campaign. Then it starts the
 // campaign and waits for it to complete.
+//
+// With -guard (API.md 12) it first imports -suppressions numbers, none of
+// them the campaign's, into the organization's suppression list (a CSV
+// through a presigned upload, then POST /api/v1/suppressions with its
+// source_id) and opens calling hours all day (realbin.OpenAllDay), so every
+// call is looked up in that list and goes through the calling-hours check
+// of its zones, and none is held or suppressed; it checks the evidence of
+// the campaign's first call says so.
 //
 // Reported: completed calls per second from the start request to the
 // campaign's completion (measured here, and from the campaign's own
@@ -57,9 +66,23 @@ func main() {
 	bin := flag.String("bin", "", "outdial binary to run (default: go build into a temporary directory)")
 	cpuprofile := flag.String("cpuprofile", "", "have the service write a CPU profile of its whole run to this file (serve --cpuprofile)")
 	keep := flag.Bool("keep", false, "keep the temporary directory (data, service log)")
+	guard := flag.Bool("guard", false, "before the campaign, import -suppressions numbers (none of them the campaign's) into the suppression list "+
+		"and open calling hours all day, so that every call goes through both checks")
+	suppressions := flag.Int("suppressions", 1000000, "numbers imported into the suppression list with -guard")
 	policy := realbin.PolicyFlag()
 	flag.Parse()
 	log.SetFlags(0)
+	if *guard {
+		flag.Visit(func(f *flag.Flag) {
+			if f.Name == "policy" {
+				log.Fatal("-guard sets the compliance policy itself (calling hours open all day): leave -policy out")
+			}
+		})
+		*policy = realbin.OpenAllDay
+		if err := realbin.CheckNumbers(*suppressions); err != nil {
+			log.Fatal(err)
+		}
+	}
 
 	tmp, binary, cleanup, err := realbin.Workdir("dialbench", *keep, *bin)
 	if err != nil {
@@ -89,6 +112,10 @@ func main() {
 	// Setup, as a client would do it.
 	setupStart := time.Now()
 	pol := c.SetCompliance(*policy)
+	var guardLine string
+	if *guard {
+		guardLine = importSuppressions(c, *suppressions, pid)
+	}
 	cfg := c.Post("/api/v1/organizations/telephony-configs", map[string]any{
 		"name": "sim", "is_default_outbound": true,
 		"config": map[string]any{"provider": "twilio", "account_sid": sim.AccountSID(), "auth_token": sim.AuthToken()},
@@ -145,7 +172,13 @@ func main() {
 		fail("campaign ended %v: %v", final["state"], final)
 	}
 	calls := int(final["executed_count"].(float64))
-	evidence := firstEvidence(c, id)
+	if *guard && calls != *contacts {
+		fail("with -guard every contact must be called (none suppressed, none held): executed_count %d of %d: %v", calls, *contacts, final)
+	}
+	evidence, ev := firstEvidence(c, id)
+	if *guard && (ev["suppression"] != "clear" || ev["calling_hours"] != "open") {
+		fail("with -guard the first call's evidence must say suppression clear, calling_hours open: %s", evidence)
+	}
 	started, _ := time.Parse(time.RFC3339Nano, final["started_at"].(string))
 	completed, _ := time.Parse(time.RFC3339Nano, final["completed_at"].(string))
 	span := completed.Sub(started)
@@ -162,6 +195,9 @@ func main() {
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH, load0, realbin.LoadAvg())
 	fmt.Printf("campaign: %d contacts, max_concurrency %d, rate_limit_per_second %g, talk %v\n", *contacts, *concurrency, *rate, *talk)
 	fmt.Printf("compliance policy: %s\n", policyLine(pol))
+	if guardLine != "" {
+		fmt.Printf("guard: %s\n", guardLine)
+	}
 	fmt.Printf("evidence of the first call: %s\n", evidence)
 	fmt.Printf("result: %s, processed_rows %v, failed_rows %v, executed_count %d, simulator created %d calls (%d creates, %d 429s, %d callback errors)\n",
 		final["state"], final["processed_rows"], final["failed_rows"], calls, st.Created-simStart.Created,
