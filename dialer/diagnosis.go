@@ -211,6 +211,10 @@ func (e *Engine) hoursReason(ctx context.Context, c *store.Campaign, g *zoneGrou
 		msg += fmt.Sprintf(" and %d more", count-len(rows))
 	}
 	rs.add(ReasonCallingHours, msg, count, time.Time{})
+	// Merged with contacts of known zones, whichever group came first (the
+	// queued part is read before the contacts not queued yet), the message
+	// names the rows of unknown zone: those are what an operator can fix.
+	rs[ReasonCallingHours].Message = msg
 	return nil
 }
 
