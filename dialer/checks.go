@@ -168,7 +168,7 @@ func (e *Engine) held(ctx context.Context, r *runner, a *store.Attempt, ck check
 		e.requeueWith(ctx, r, a, due, ck.ev.json())
 	default:
 		// Fail closed: not placed, retried after a back-off.
-		until := r.hold.transient(e.now())
+		until := r.hold.transient(e.now(), holdChecks)
 		e.requeue(ctx, r, a, a.DueAt)
 		e.aggregateLog(ctx, a.CampaignID, store.LogWarning, "compliance_check_failed",
 			"the guard rails could not be checked; calls wait and are retried shortly",

@@ -131,11 +131,17 @@ func (e *Engine) Diagnose(ctx context.Context, org, id int64) (*Diagnosis, error
 	}
 	blocked := false
 	if d.InFlight >= c.MaxConcurrency {
-		rs.add(ReasonMaxConcurrency, fmt.Sprintf("%d calls are in flight, the campaign's max_concurrency", d.InFlight), 0, time.Time{})
+		rs.add(ReasonMaxConcurrency, fmt.Sprintf("the calls in flight (%d) have reached the campaign's max_concurrency", d.InFlight), 0, time.Time{})
 		blocked = true
 	}
 	if until := e.limiter(c.TelephonyConfigurationID).blockedUntil(); now.Before(until) {
 		rs.add(ReasonProviderBack, "the provider answered 429 (too many requests); the campaign waits before its next call", 0, until)
+		blocked = true
+	}
+	if why, until := e.transientHold(c.ID, now); why != "" {
+		// Not a code of its own in the contract: a short back-off of the
+		// provider's side or ours, with its cause and end.
+		rs.add(ReasonProviderBack, why+"; dialing retries at the time given", 0, until)
 		blocked = true
 	}
 	if e.lacksCallerID(ctx, c) {
@@ -146,7 +152,7 @@ func (e *Engine) Diagnose(ctx context.Context, org, id int64) (*Diagnosis, error
 		rs.add(ReasonRateLimit, fmt.Sprintf("the rate limit (%g new calls per second) holds the next call", c.RateLimitPerSecond), 0, until)
 		blocked = true
 	}
-	d.Dialing = now.Sub(cs.lastPlacedAt()) < recentlyDialing || (d.ReadyContacts > 0 && !blocked)
+	d.Dialing = cs.placing.Load() > 0 || now.Sub(cs.lastPlacedAt()) < recentlyDialing || (d.ReadyContacts > 0 && !blocked)
 	d.Reasons = rs.sorted()
 	return d, nil
 }
@@ -257,4 +263,16 @@ func (e *Engine) lacksCallerID(ctx context.Context, c *store.Campaign) bool {
 	}
 	n, err := e.db.CountCallerIDs(ctx, c.TelephonyConfigurationID)
 	return err == nil && n == 0
+}
+
+// transientHold returns the cause and end of the transient hold of
+// campaign id's runner, if one is in force.
+func (e *Engine) transientHold(id int64, now time.Time) (string, time.Time) {
+	e.mu.Lock()
+	r := e.runners[id]
+	e.mu.Unlock()
+	if r == nil {
+		return "", time.Time{}
+	}
+	return r.hold.transientUntil(now)
 }

@@ -50,6 +50,7 @@ func carrierGone(err error) bool {
 type hold struct {
 	mu       sync.Mutex
 	until    time.Time     // no claims before until (zero: not held)
+	why      string        // the transient hold's cause (hold* constants)
 	backoff  time.Duration // the next transient hold
 	callerID bool          // held for want of a caller id
 	logged   bool          // caller_id_missing logged for this absence
@@ -89,14 +90,32 @@ func (h *hold) held(now time.Time) (time.Time, bool) {
 	return h.until, true
 }
 
-// transient holds the runner after a transient failure and returns when it
-// claims again.
-func (h *hold) transient(now time.Time) time.Time {
+// Causes of a transient hold, as the diagnosis words them.
+const (
+	holdCarrier     = "the telephony configuration could not be loaded"
+	holdUnreachable = "the provider could not be reached"
+	holdChecks      = "the guard rails (suppression list, attempt cap) could not be checked"
+)
+
+// transient holds the runner after a transient failure (why) and returns
+// when it claims again.
+func (h *hold) transient(now time.Time, why string) time.Time {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.backoff = min(max(2*h.backoff, holdFirst), holdMax)
-	h.until = now.Add(h.backoff)
+	h.until, h.why, h.callerID = now.Add(h.backoff), why, false
 	return h.until
+}
+
+// transientUntil returns the cause of a transient hold in force at now and
+// its end ("" when none).
+func (h *hold) transientUntil(now time.Time) (string, time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.callerID || h.until.IsZero() || !now.Before(h.until) {
+		return "", time.Time{}
+	}
+	return h.why, h.until
 }
 
 // carrierOK ends the back-off of transient failures.

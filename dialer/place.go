@@ -43,7 +43,11 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 		// error) instead of failing every contact. The attempt goes back
 		// to the queue untouched.
 		e.requeue(book, r, a, a.DueAt)
-		if failed, ferr := e.db.FailCampaign(book, c.ID, "the telephony configuration cannot place calls: "+err.Error(),
+		why := err.Error() // errCannotDial says it already
+		if !errors.Is(err, errCannotDial) {
+			why = errCannotDial.Error() + ": " + store.ErrorMessage(err)
+		}
+		if failed, ferr := e.db.FailCampaign(book, c.ID, why,
 			map[string]any{"telephony_configuration_id": c.TelephonyConfigurationID}); ferr == nil && failed {
 			r.halt()
 		}
@@ -52,7 +56,7 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 	if err != nil {
 		// Transient (the database busy): the campaign holds its claims
 		// for a back-off and the attempt goes back untouched (hold.go).
-		until := r.hold.transient(e.now())
+		until := r.hold.transient(e.now(), holdCarrier)
 		e.requeue(book, r, a, a.DueAt)
 		e.aggregateLog(book, c.ID, store.LogWarning, "carrier_unavailable",
 			"the telephony configuration could not be loaded; dialing retries shortly",
@@ -115,7 +119,7 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 	}
 	if !ok {
 		notPlaced()
-		e.requeue(book, r, a, a.DueAt)
+		e.requeueWith(book, r, a, a.DueAt, pl.Evidence)
 		return
 	}
 	if err != nil && ctx.Err() != nil && carrier.KindOf(err) == "" {
@@ -138,14 +142,16 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 		e.live.placed(a.ID, placed.ProviderCallID, callerID)
 		r.noteDeadline(deadline)
 	case perr != nil && perr.Kind == carrier.RateLimited:
+		// Due as it was (not a retry of the contact): the provider's
+		// back-off holds every claim of the configuration until then.
 		until := e.limiter(c.TelephonyConfigurationID).limited(e.now(), perr.RetryAfter)
 		notPlaced()
-		e.requeue(ctx, r, a, until)
+		e.requeueWith(ctx, r, a, a.DueAt, pl.Evidence)
 		e.aggregateLog(ctx, c.ID, store.LogWarning, "provider_rate_limited",
 			"the provider is rate limiting call requests; dialing slowed down", map[string]any{"retry_at": until.UTC().Format(time.RFC3339)})
 	case perr != nil && perr.Kind == carrier.AuthFailed:
 		notPlaced()
-		e.requeue(ctx, r, a, a.DueAt)
+		e.requeueWith(ctx, r, a, a.DueAt, pl.Evidence)
 		// A 401 to a request sent before the campaign was last resumed
 		// (another request's 401 paused it, the credentials were fixed and
 		// it was resumed) does not pause it again.
@@ -162,9 +168,9 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 	case requestNotSent(err):
 		// The request never left (no route, no DNS answer, connection
 		// refused): the provider is unreachable, not the contact's fault.
-		until := r.hold.transient(e.now())
+		until := r.hold.transient(e.now(), holdUnreachable)
 		notPlaced()
-		e.requeue(ctx, r, a, a.DueAt)
+		e.requeueWith(ctx, r, a, a.DueAt, pl.Evidence)
 		e.aggregateLog(ctx, c.ID, store.LogWarning, "provider_unreachable",
 			"the provider could not be reached; dialing retries shortly",
 			map[string]any{"error": err.Error(), "retry_at": until.UTC().Format(time.RFC3339)})
@@ -232,6 +238,8 @@ func (r *runner) place(ctx context.Context, car carrier.Carrier, call carrier.Ca
 	if r.isHalted() {
 		return carrier.Placed{}, false, nil
 	}
+	r.cs.placing.Add(1)
+	defer r.cs.placing.Add(-1)
 	placed, err = car.Place(ctx, call)
 	return placed, true, err
 }

@@ -35,6 +35,7 @@ type campaignState struct {
 	// bucket gives its next token (unix nanoseconds).
 	lastPlaced atomic.Int64
 	paceNext   atomic.Int64
+	placing    atomic.Int64 // provider requests under way
 }
 
 // placed notes a call placed at t.
