@@ -15,6 +15,7 @@ import (
 
 	"github.com/outdial/outdial/dialer/carrier"
 	"github.com/outdial/outdial/dialer/carrier/twiliosim"
+	"github.com/outdial/outdial/dialer/phone"
 	"github.com/outdial/outdial/store"
 )
 
@@ -284,4 +285,40 @@ func (h *harness) setPolicy(change func(p *store.Policy)) {
 	if h.eng != nil {
 		h.eng.PolicyChanged(h.org)
 	}
+}
+
+// campaignOf creates a draft campaign calling numbers (E.164) with
+// settings s, each contact with the time zones the numbering plan gives for
+// its number, as the campaign endpoint stores them (calling hours need
+// them), and the timezone column tz(i) (nil: none).
+func (h *harness) campaignOf(numbers []string, s store.Settings, tz func(i int) string) *store.Campaign {
+	h.t.Helper()
+	if s.Name == "" {
+		s.Name = "c"
+	}
+	if s.MaxConcurrency == 0 {
+		s.MaxConcurrency = 10
+	}
+	if s.RateLimitPerSecond == 0 {
+		s.RateLimitPerSecond = 1000
+	}
+	c, err := h.db.CreateCampaign(context.Background(), h.org, store.NewCampaign{Settings: s, WorkflowID: h.wfID,
+		WorkflowName: "greeting", WorkflowDefinition: []byte(greetingWorkflow), TelephonyConfigurationID: h.cfgID, SourceID: "test"},
+		func(add func(store.ContactInput) error) ([]string, error) {
+			for i, n := range numbers {
+				in := store.ContactInput{Row: i + 2, PhoneNumber: n, Zones: phone.Zones(n),
+					Context: map[string]string{"first_name": fmt.Sprintf("P%d", i)}}
+				if tz != nil {
+					in.Timezone = tz(i)
+				}
+				if err := add(in); err != nil {
+					return nil, err
+				}
+			}
+			return []string{"phone_number", "first_name"}, nil
+		})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return c
 }
