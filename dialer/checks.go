@@ -37,7 +37,7 @@ type Evidence struct {
 	TimezoneSource    string    `json:"timezone_source"`      // contact | number | campaign | none
 	LocalTime         string    `json:"local_time,omitempty"` // RFC 3339 in the first zone
 	CallingHours      string    `json:"calling_hours"`        // open | held | disabled
-	AttemptCap        string    `json:"attempt_cap"`          // clear | held | disabled
+	AttemptCap        string    `json:"attempt_cap"`          // clear | held | disabled | not_checked
 	AttemptsInWindow  *int      `json:"attempts_in_window,omitempty"`
 	WindowHours       int       `json:"window_hours,omitempty"`
 	MaxAttempts       int       `json:"max_attempts,omitempty"`
@@ -78,16 +78,25 @@ func (e *Engine) check(ctx context.Context, r *runner, c *store.Campaign, a *sto
 	if len(g.hours) > 0 {
 		ev.LocalTime = now.In(g.hours[0]).Format(time.RFC3339)
 	}
+	// Every rule's state is recorded, also those an earlier rule made moot;
+	// the cap, which counts by reserving, is only asked when the call is
+	// otherwise allowed ("not_checked" before).
+	hours := callingHours(p.CallingHours)
+	if hours != nil {
+		ev.CallingHours = "open"
+		if !hoursOpen(hours, g, now) {
+			ev.CallingHours = "held"
+		}
+	}
+	if p.AttemptCap.Enabled {
+		ev.AttemptCap, ev.WindowHours, ev.MaxAttempts = "not_checked", p.AttemptCap.WindowHours, p.AttemptCap.MaxAttempts
+	}
 	if hit != nil {
 		ev.Suppression, ev.SuppressionID, ev.SuppressionSource = "suppressed", &hit.ID, hit.Source
 		return checked{verdict: suppressed, ev: ev, hit: hit}
 	}
-	if hours := callingHours(p.CallingHours); hours != nil {
-		ev.CallingHours = "open"
-		if !hoursOpen(hours, g, now) {
-			ev.CallingHours = "held"
-			return checked{verdict: heldHours, ev: ev, until: nextCallable(r.window(), hours, g, now)}
-		}
+	if ev.CallingHours == "held" {
+		return checked{verdict: heldHours, ev: ev, until: nextCallable(r.window(), hours, g, now)}
 	}
 	if p.AttemptCap.Enabled {
 		window := time.Duration(p.AttemptCap.WindowHours) * time.Hour
@@ -96,8 +105,7 @@ func (e *Engine) check(ctx context.Context, r *runner, c *store.Campaign, a *sto
 			return checked{verdict: checkFailed, err: err}
 		}
 		n := cc.InWindow
-		ev.AttemptsInWindow, ev.WindowHours, ev.MaxAttempts = &n, p.AttemptCap.WindowHours, p.AttemptCap.MaxAttempts
-		ev.AttemptCap = "clear"
+		ev.AttemptsInWindow, ev.AttemptCap = &n, "clear"
 		if !cc.Allowed {
 			ev.AttemptCap = "held"
 			return checked{verdict: heldCap, ev: ev, until: cc.Until}
@@ -162,9 +170,7 @@ func (e *Engine) held(ctx context.Context, r *runner, a *store.Attempt, ck check
 		if due.IsZero() {
 			due = a.DueAt
 		}
-		if ck.verdict == heldCap {
-			r.hold.capHeld(due)
-		}
+		r.hold.guardHeld(ck.verdict, due)
 		e.requeueWith(ctx, r, a, due, ck.ev.json())
 	default:
 		// Fail closed: not placed, retried after a back-off.

@@ -81,6 +81,16 @@ func TestAttemptCapAcrossCampaigns(t *testing.T) {
 				t.Fatalf("held attempt due %v, evidence %s; want cap held with %d in the window, due %v", held.DueAt, held.Compliance, max, due)
 			}
 
+			// The campaign waits for the cap: next_dial_at and the log say
+			// until when.
+			h.waitFor("attempt_cap_reached", func() bool { return len(h.logs(heldCampaign, "attempt_cap_reached")) == 1 })
+			if n := h.get(heldCampaign).NextDialAt; n == nil || !n.Equal(due) {
+				t.Fatalf("next_dial_at %v, want %v", n, due)
+			}
+			if at := h.logs(heldCampaign, "attempt_cap_reached")[0].Details["next_dial_at"]; at != due.UTC().Format(time.RFC3339) {
+				t.Fatalf("attempt_cap_reached next_dial_at %v, want %s", at, due.UTC().Format(time.RFC3339))
+			}
+
 			// A minute before the window passes: still held.
 			h.clock.Set(due.Add(-time.Minute))
 			h.eng.Wake(heldCampaign)
@@ -96,6 +106,10 @@ func TestAttemptCapAcrossCampaigns(t *testing.T) {
 			}
 			if ev := evidenceOf(t, list[0]); ev.AttemptCap != "clear" || *ev.AttemptsInWindow > max-1 {
 				t.Fatalf("evidence %s, want cap clear with at most %d calls in the window", list[0].Compliance, max-1)
+			}
+			ev2 := h.events(heldCampaign)
+			if reached, released := slices.Index(ev2, "attempt_cap_reached"), slices.Index(ev2, "attempt_cap_released"); reached < 0 || released < reached || done.NextDialAt != nil {
+				t.Fatalf("log events %v, next_dial_at %v: want attempt_cap_reached then attempt_cap_released, then null", ev2, done.NextDialAt)
 			}
 		})
 	}

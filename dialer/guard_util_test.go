@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -190,13 +189,4 @@ func describe(list []*store.Attempt) string {
 		fmt.Fprintf(&b, "[%d %s #%d %s %s due %s] ", a.ID, a.PhoneNumber, a.Attempt, a.State, deref(a.Outcome), a.DueAt.UTC().Format(time.RFC3339))
 	}
 	return b.String()
-}
-
-// knownBug skips a test that shows a reported bug unless OUTDIAL_KNOWN_BUGS
-// is set: it fails until the bug is fixed, and then the skip goes.
-func knownBug(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("OUTDIAL_KNOWN_BUGS") == "" {
-		t.Skip("known bug: " + what + " (OUTDIAL_KNOWN_BUGS=1 runs it)")
-	}
 }

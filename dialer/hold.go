@@ -54,29 +54,33 @@ type hold struct {
 	backoff  time.Duration // the next transient hold
 	callerID bool          // held for want of a caller id
 	logged   bool          // caller_id_missing logged for this absence
-	// capped is the earliest time an attempt the attempt cap put back
-	// falls due (zero: none pending).
-	capped time.Time
+	// guarded is, per guard rail that put attempts back at their check
+	// (heldHours, heldCap), the earliest time one of them falls due (zero:
+	// none pending): what the campaign waits for when nothing else is due.
+	guarded [heldCap + 1]time.Time
 }
 
-// capHeld notes an attempt the attempt cap put back until until.
-func (h *hold) capHeld(until time.Time) {
+// guardHeld notes an attempt guard rail v put back until until.
+func (h *hold) guardHeld(v verdict, until time.Time) {
+	if v != heldHours && v != heldCap {
+		return
+	}
 	h.mu.Lock()
-	if h.capped.IsZero() || until.Before(h.capped) {
-		h.capped = until
+	if h.guarded[v].IsZero() || until.Before(h.guarded[v]) {
+		h.guarded[v] = until
 	}
 	h.mu.Unlock()
 }
 
-// capUntil returns when the earliest attempt the cap put back falls due, or
-// zero when none is pending after now.
-func (h *hold) capUntil(now time.Time) time.Time {
+// guardUntil returns when the earliest attempt guard rail v put back falls
+// due, or zero when none is pending after now.
+func (h *hold) guardUntil(v verdict, now time.Time) time.Time {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !h.capped.After(now) {
-		h.capped = time.Time{}
+	if !h.guarded[v].After(now) {
+		h.guarded[v] = time.Time{}
 	}
-	return h.capped
+	return h.guarded[v]
 }
 
 // held reports whether the runner may not claim at now, and until when.

@@ -326,9 +326,12 @@ func (r *runner) idle(ctx context.Context, now time.Time) (time.Time, bool) {
 		}
 	}
 	if waitingFor == "" && next.After(now) {
-		// Nothing is due: when the next to fall due is an attempt the cap
-		// put back, the campaign waits for the cap (next_dial_at).
-		if cu := r.hold.capUntil(now); !cu.IsZero() && !cu.After(next) {
+		// Nothing is due: when the next to fall due is an attempt the
+		// check put back for the calling hours or the cap, the campaign
+		// waits for them (next_dial_at).
+		if hu := r.hold.guardUntil(heldHours, now); !hu.IsZero() && !hu.After(next) {
+			waitingFor = eventHoursClosed
+		} else if cu := r.hold.guardUntil(heldCap, now); !cu.IsZero() && !cu.After(next) {
 			waitingFor = eventCapReached
 		}
 	}
