@@ -111,7 +111,7 @@ func (e *Engine) suppressionGate(org int64) *sync.RWMutex {
 // that made it.
 func (e *Engine) SuppressionsAdded(org int64) {
 	g := e.suppressionGate(org)
-	//lint:ignore SA2001 an empty critical section: waiting for the readers is the point
 	g.Lock()
+	//lint:ignore SA2001 an empty critical section: waiting for the readers is the point
 	g.Unlock()
 }
