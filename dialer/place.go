@@ -260,6 +260,15 @@ func (e *Engine) requeueWith(ctx context.Context, r *runner, a *store.Attempt, d
 	if requeued || err != nil {
 		r.cs.release()
 	}
+	// The slot freed belongs to the campaign, whose runner may no longer
+	// be r (a pause and a resume while the request was under way): the
+	// current one is woken, else it could sleep on a full count forever.
+	e.mu.Lock()
+	cur := e.runners[a.CampaignID]
+	e.mu.Unlock()
+	if cur != nil && cur != r {
+		cur.poke(false)
+	}
 	r.poke(false)
 }
 
