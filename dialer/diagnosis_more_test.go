@@ -74,8 +74,8 @@ func TestDiagnoseWindowBeforeCallingHours(t *testing.T) {
 	h.setPolicy(hoursEveryDay("08:00", "21:00"))
 	// Monday 09:00-24:00 in Berlin is 08:00-23:00 UTC; 08:00-21:00 in Los
 	// Angeles is 16:00-05:00 UTC.
-	c := h.diagCampaign([]string{number(0), number(1)},
-		schedule("Europe/Berlin", store.Slot{DayOfWeek: 0, StartTime: "09:00", EndTime: "24:00"}))
+	c := h.campaignOf([]string{number(0), number(1)},
+		schedule("Europe/Berlin", store.Slot{DayOfWeek: 0, StartTime: "09:00", EndTime: "24:00"}), nil)
 	// Monday 07:30 UTC: 08:30 in Berlin, Sunday 23:30 in Los Angeles.
 	h.clock.Set(time.Date(2026, 11, 23, 7, 30, 0, 0, time.UTC))
 	h.do(c.ID, store.OpStart)
@@ -108,7 +108,7 @@ func TestDiagnoseWindowBeforeCallingHours(t *testing.T) {
 func TestDiagnoseCallingHours(t *testing.T) {
 	h := newHarness(t, twiliosim.Config{Script: quickCalls})
 	h.setPolicy(hoursEveryDay("08:00", "11:00"))
-	c := h.diagCampaign([]string{number(0), number(1), number(2)}, store.Settings{})
+	c := h.campaignOf([]string{number(0), number(1), number(2)}, store.Settings{}, nil)
 	h.clock.Set(monday20UTC) // 12:00 in Los Angeles
 	h.do(c.ID, store.OpStart)
 	h.waitFor("calling_hours_closed", func() bool { return len(h.logs(c.ID, "calling_hours_closed")) > 0 })
@@ -169,7 +169,7 @@ func TestDiagnoseCallingHoursHeldAtCheck(t *testing.T) {
 func TestDiagnoseUnknownTimezone(t *testing.T) {
 	h := newHarness(t, twiliosim.Config{Script: quickCalls})
 	h.setPolicy(hoursEveryDay("08:00", "21:00"))
-	c := h.diagCampaign(unknownZone(0, 12), store.Settings{})
+	c := h.campaignOf(unknownZone(0, 12), store.Settings{}, nil)
 	h.clock.Set(monday20UTC)
 	h.do(c.ID, store.OpStart)
 	d := h.waitDiag(c.ID, "calling_hours", func(d *dialer.Diagnosis) bool { return hasCode(d, dialer.ReasonCallingHours) })
@@ -192,7 +192,7 @@ func TestDiagnoseUnknownTimezone(t *testing.T) {
 func TestDiagnoseUnknownTimezoneMixed(t *testing.T) {
 	h := newHarness(t, twiliosim.Config{Script: quickCalls})
 	h.setPolicy(hoursEveryDay("08:00", "11:00"))
-	c := h.diagCampaign(append([]string{number(0), number(1)}, unknownZone(0, 2)...), store.Settings{})
+	c := h.campaignOf(append([]string{number(0), number(1)}, unknownZone(0, 2)...), store.Settings{}, nil)
 	h.clock.Set(monday20UTC)
 	h.do(c.ID, store.OpStart)
 	d := h.waitDiag(c.ID, "calling_hours", func(d *dialer.Diagnosis) bool { return hasCode(d, dialer.ReasonCallingHours) })
@@ -290,7 +290,7 @@ func TestDiagnoseUnknownTimezoneBeyondFirstChunk(t *testing.T) {
 	for i := range 1000 {
 		numbers = append(numbers, number(i))
 	}
-	c := h.diagCampaign(append(numbers, unknownZone(0, 2)...), store.Settings{})
+	c := h.campaignOf(append(numbers, unknownZone(0, 2)...), store.Settings{}, nil)
 	h.clock.Set(monday20UTC)
 	h.do(c.ID, store.OpStart)
 	d := h.waitDiag(c.ID, "calling_hours", func(d *dialer.Diagnosis) bool { return hasCode(d, dialer.ReasonCallingHours) })

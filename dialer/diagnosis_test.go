@@ -19,7 +19,6 @@ import (
 	"github.com/outdial/outdial/dialer"
 	"github.com/outdial/outdial/dialer/carrier"
 	"github.com/outdial/outdial/dialer/carrier/twiliosim"
-	"github.com/outdial/outdial/dialer/phone"
 	"github.com/outdial/outdial/store"
 )
 
@@ -146,37 +145,6 @@ func derefInt(p *int) string {
 		return "none"
 	}
 	return fmt.Sprint(*p)
-}
-
-// diagCampaign creates a draft campaign whose contacts (rows 2, 3, ...)
-// have the given numbers and, as a CSV import records them, the time zones
-// the numbering plan gives for each (none for +883...).
-func (h *harness) diagCampaign(numbers []string, s store.Settings) *store.Campaign {
-	h.t.Helper()
-	if s.Name == "" {
-		s.Name = "c"
-	}
-	if s.MaxConcurrency == 0 {
-		s.MaxConcurrency = 10
-	}
-	if s.RateLimitPerSecond == 0 {
-		s.RateLimitPerSecond = 1000
-	}
-	c, err := h.db.CreateCampaign(context.Background(), h.org, store.NewCampaign{Settings: s, WorkflowID: h.wfID,
-		WorkflowName: "greeting", WorkflowDefinition: []byte(greetingWorkflow), TelephonyConfigurationID: h.cfgID, SourceID: "test"},
-		func(add func(store.ContactInput) error) ([]string, error) {
-			for i, n := range numbers {
-				if err := add(store.ContactInput{Row: i + 2, PhoneNumber: n, Zones: phone.Zones(n),
-					Context: map[string]string{"first_name": fmt.Sprintf("P%d", i)}}); err != nil {
-					return nil, err
-				}
-			}
-			return []string{"phone_number", "first_name"}, nil
-		})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return c
 }
 
 // TestDiagnoseDraftCancelledNotFound: a draft says not_running, start it,

@@ -246,6 +246,8 @@ func (h *harness) campaign(n int, s store.Settings, tz func(i int) string) *stor
 
 // campaignFrom is campaign with the contacts numbered number(first) to
 // number(first+n-1), so several campaigns of a test call distinct numbers.
+// Its contacts have no zones recorded, like those imported before the
+// guard rails (campaignOf records them as the campaign endpoint does).
 func (h *harness) campaignFrom(first, n int, s store.Settings, tz func(i int) string) *store.Campaign {
 	h.t.Helper()
 	if s.Name == "" {
