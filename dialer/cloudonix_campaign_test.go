@@ -178,9 +178,12 @@ func TestCloudonixForgedAndReplayedWebhooks(t *testing.T) {
 	}})
 	c := h.campaign(2, store.Settings{}, nil)
 	h.do(c.ID, store.OpStart)
+	// Ringing and their placement recorded (a ringing webhook may come
+	// before the answer to the place request is stored).
 	simPoll(t, sim, "both calls ringing", func() bool {
 		list := h.attempts(c.ID)
-		return len(list) == 2 && deref(list[0].RawStatus) == "ringing" && deref(list[1].RawStatus) == "ringing"
+		return len(list) == 2 && deref(list[0].RawStatus) == "ringing" && deref(list[1].RawStatus) == "ringing" &&
+			list[0].State == store.AttemptInFlight && list[1].State == store.AttemptInFlight
 	})
 	before, campaignBefore, logsBefore := h.attempts(c.ID), h.get(c.ID), len(h.logs(c.ID, ""))
 	a1, a2 := before[0], before[1]
