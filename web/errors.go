@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/outdial/outdial/dialer/phone"
 	"github.com/outdial/outdial/store"
 )
 
@@ -48,7 +49,8 @@ func errorStatus(code string) int {
 // writeError answers err in the contract's shape: 422 with the problem list for
 // a *ValidationError, the carried status for an *httpError, the mapped status
 // for a store error, and 500 "Internal Server Error" (logged once, here) for
-// anything else.
+// anything else. What it logs goes through phone.MaskText: a provider's
+// error may quote a phone number.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var ve *ValidationError
 	var he *httpError
@@ -62,8 +64,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, &he):
 		if he.cause != nil && he.status >= 500 {
 			s.log.ErrorContext(r.Context(), "upstream error", slog.String("method", r.Method),
-				slog.String("path", r.URL.Path), slog.Int("status", he.status), slog.String("detail", he.detail),
-				slog.String("error", he.cause.Error()))
+				slog.String("path", phone.MaskText(r.URL.Path)), slog.Int("status", he.status), slog.String("detail", phone.MaskText(he.detail)),
+				slog.String("error", phone.MaskText(he.cause.Error())))
 		}
 		writeJSON(w, he.status, map[string]string{"detail": he.detail})
 	case errors.Is(err, errBodyTooLarge):
@@ -77,7 +79,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		writeJSON(w, status, map[string]string{"detail": store.ErrorMessage(err)})
 	default:
 		s.log.ErrorContext(r.Context(), "internal error", slog.String("method", r.Method),
-			slog.String("path", r.URL.Path), slog.String("error", err.Error()))
+			slog.String("path", phone.MaskText(r.URL.Path)), slog.String("error", phone.MaskText(err.Error())))
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"detail": "Internal Server Error"})
 	}
 }

@@ -23,12 +23,12 @@ func TestUnknownRouteAndMethod(t *testing.T) {
 		}
 	}
 	notAllowed := []struct{ method, path, allow string }{
-		{http.MethodDelete, configsPath, "GET, OPTIONS, POST"},
-		{http.MethodPatch, configPath(cid), "DELETE, GET, OPTIONS, PUT"},
-		{http.MethodPost, configPath(cid), "DELETE, GET, OPTIONS, PUT"},
-		{http.MethodPost, providersPath, "GET, OPTIONS"},
+		{http.MethodDelete, configsPath, "GET, HEAD, OPTIONS, POST"},
+		{http.MethodPatch, configPath(cid), "DELETE, GET, HEAD, OPTIONS, PUT"},
+		{http.MethodPost, configPath(cid), "DELETE, GET, HEAD, OPTIONS, PUT"},
+		{http.MethodPost, providersPath, "GET, HEAD, OPTIONS"},
 		{http.MethodGet, numberPath(cid, 1), "DELETE, OPTIONS, PUT"},
-		{http.MethodDelete, numbersPath(cid), "GET, OPTIONS, POST"},
+		{http.MethodDelete, numbersPath(cid), "GET, HEAD, OPTIONS, POST"},
 	}
 	for _, tt := range notAllowed {
 		for _, key := range []string{"", e.keyA} {

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,7 +49,7 @@ func numberPath(configID, id int64) string {
 // promises for every request: no 500 (unless allow500 is set) and no secret
 // (any value registered with addSecret, which includes every secret of the
 // provider fixtures) in the body or headers. Log output is checked for the
-// same secrets when the test ends.
+// same secrets, and for full phone numbers, when the test ends.
 type testEnv struct {
 	t      *testing.T
 	dir    string
@@ -70,6 +71,10 @@ type testEnv struct {
 	secrets  []string
 	allow500 bool
 }
+
+// fullPhoneNumber matches an E.164 number in full, which no log line may
+// hold.
+var fullPhoneNumber = regexp.MustCompile(`\+\d{8,15}`)
 
 // lockedBuffer is a bytes.Buffer safe for the server's concurrent logging.
 type lockedBuffer struct {
@@ -104,6 +109,13 @@ func newEnv(t *testing.T) *testEnv {
 		for _, s := range e.knownSecrets() {
 			if strings.Contains(logs, s) {
 				t.Errorf("log output contains secret %q:\n%s", s, logs)
+			}
+		}
+		// Nor a full phone number (API.md 13: all but the last 4 digits
+		// masked); the test data's numbers are E.164.
+		for _, line := range strings.Split(logs, "\n") {
+			if m := fullPhoneNumber.FindString(line); m != "" {
+				t.Errorf("log line holds the full phone number %s:\n%s", m, line)
 			}
 		}
 	})

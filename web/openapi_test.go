@@ -292,6 +292,8 @@ func TestOpenAPIErrorResponses(t *testing.T) {
 		for code, r := range resp {
 			want := "#/components/schemas/HTTPError"
 			switch {
+			case o.Method == http.MethodHead:
+				continue // no bodies: TestOpenAPIHeadMirrorsGet
 			case code < "400" || (o.Path == "/api/v1/health" && code == "503"):
 				continue
 			case code == "422":
@@ -299,6 +301,54 @@ func TestOpenAPIErrorResponses(t *testing.T) {
 			}
 			if got := openAPIDig(openAPIResolve(t, doc, r), "content", "application/json", "schema", "$ref"); got != want {
 				t.Errorf("%s %s: body schema %v, want %s", o.key(), code, got, want)
+			}
+		}
+	}
+}
+
+// TestOpenAPIHeadMirrorsGet checks that every GET operation has a HEAD
+// twin (API.md 13) and that only GETs have one: the same parameters and
+// security, the same response codes with the same headers, and no content
+// in any response.
+func TestOpenAPIHeadMirrorsGet(t *testing.T) {
+	doc := openAPIDoc(t)
+	ops := map[string]openAPIOperation{}
+	for _, o := range openAPIOperations(t, doc) {
+		ops[o.key()] = o
+	}
+	for _, o := range ops {
+		if o.Method != http.MethodHead {
+			continue
+		}
+		if _, ok := ops["GET "+o.Path]; !ok {
+			t.Errorf("%s has no GET to mirror", o.key())
+		}
+	}
+	for _, get := range ops {
+		if get.Method != http.MethodGet {
+			continue
+		}
+		head, ok := ops["HEAD "+get.Path]
+		if !ok {
+			t.Errorf("%s has no HEAD operation", get.key())
+			continue
+		}
+		for _, k := range []string{"parameters", "security", "tags"} {
+			if g, h := fmt.Sprint(get.Op[k]), fmt.Sprint(head.Op[k]); g != h {
+				t.Errorf("%s: %s = %s, want GET's %s", head.key(), k, h, g)
+			}
+		}
+		if g, h := openAPIKeys(get.responses()), openAPIKeys(head.responses()); !slices.Equal(g, h) {
+			t.Errorf("%s: responses %v, want GET's %v", head.key(), h, g)
+		}
+		for code, r := range head.responses() {
+			hr, _ := openAPIResolve(t, doc, r).(map[string]any)
+			gr, _ := openAPIResolve(t, doc, get.responses()[code]).(map[string]any)
+			if hr["content"] != nil {
+				t.Errorf("%s %s: has content, want none", head.key(), code)
+			}
+			if g, h := fmt.Sprint(gr["headers"]), fmt.Sprint(hr["headers"]); g != h {
+				t.Errorf("%s %s: headers %s, want GET's %s", head.key(), code, h, g)
 			}
 		}
 	}

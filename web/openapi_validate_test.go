@@ -40,6 +40,9 @@ import (
 //     Content-Type is one the response lists and the body matches its schema
 //     (JSON Schema 2020-12, as OpenAPI 3.1 has it), required headers are
 //     present; a response documented without content has an empty body;
+//   - a HEAD answer: its status and headers as above (HEAD is documented
+//     beside every GET, with the GET's responses without bodies); its body
+//     is not checked, net/http never sends it;
 //   - a path the document does not have: 404 with the NotFound body, or a
 //     redirect with a Location (the router's trailing-slash and case fixes);
 //   - a method the path does not document: 405 with the MethodNotAllowed
@@ -217,16 +220,24 @@ func (v *openAPIValidator) check(req *http.Request, res openAPIResult) error {
 }
 
 // validate runs kin-openapi's response validation for route and adds what
-// it leaves out: a response documented without content has no body.
+// it leaves out: a response documented without content has no body; a HEAD
+// answer's status and headers are checked (kin-openapi skips HEAD
+// entirely), its body is not (net/http sends none, whatever the handler
+// wrote).
 func (v *openAPIValidator) validate(req *http.Request, res openAPIResult, route *routers.Route, params map[string]string) error {
+	vreq := req
+	if req.Method == http.MethodHead {
+		vreq = req.Clone(req.Context())
+		vreq.Method = http.MethodGet
+	}
 	in := &openapi3filter.ResponseValidationInput{
-		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route, Options: openAPIOptions},
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: vreq, PathParams: params, Route: route, Options: openAPIOptions},
 		Status:                 res.status,
 		Header:                 res.header,
 		Body:                   io.NopCloser(bytes.NewReader(res.body)),
 		Options:                openAPIOptions,
 	}
-	if res.truncated {
+	if res.truncated || req.Method == http.MethodHead {
 		opts := *openAPIOptions
 		opts.ExcludeResponseBody = true
 		in.Options = &opts
@@ -261,7 +272,7 @@ func (v *openAPIValidator) checkComponent(req *http.Request, res openAPIResult, 
 // documentedMethods returns the methods the document has for req's path.
 func (v *openAPIValidator) documentedMethods(req *http.Request) []string {
 	var out []string
-	for _, m := range []string{http.MethodDelete, http.MethodGet, http.MethodPatch, http.MethodPost, http.MethodPut} {
+	for _, m := range []string{http.MethodDelete, http.MethodGet, http.MethodHead, http.MethodPatch, http.MethodPost, http.MethodPut} {
 		probe := req.Clone(req.Context())
 		probe.Method = m
 		if _, _, err := v.router.FindRoute(probe); err == nil {
@@ -372,10 +383,15 @@ func TestOpenAPIValidatorRejectsUndescribedResponses(t *testing.T) {
 		{"401", http.MethodGet, "/api/v1/workflow", 401, http.Header{"Content-Type": {"application/json"}, "Www-Authenticate": {"Bearer"}}, `{"detail":"Not authenticated"}`, true},
 		{"unknown path", http.MethodGet, "/api/v1/nope", 404, jsonHeader, `{"detail":"Not Found"}`, true},
 		{"unknown path, 200", http.MethodGet, "/api/v1/nope", 200, jsonHeader, `{}`, false},
-		{"405", http.MethodPatch, "/api/v1/workflow", 405, http.Header{"Content-Type": {"application/json"}, "Allow": {"GET, OPTIONS, POST"}}, `{"detail":"Method Not Allowed"}`, true},
+		{"405", http.MethodPatch, "/api/v1/workflow", 405, http.Header{"Content-Type": {"application/json"}, "Allow": {"GET, HEAD, OPTIONS, POST"}}, `{"detail":"Method Not Allowed"}`, true},
+		{"405 without HEAD in Allow", http.MethodPatch, "/api/v1/workflow", 405, http.Header{"Content-Type": {"application/json"}, "Allow": {"GET, OPTIONS, POST"}}, `{"detail":"Method Not Allowed"}`, false},
+		{"HEAD of a POST-only path", http.MethodHead, "/api/v1/campaign/1/start", 405, http.Header{"Content-Type": {"application/json"}, "Allow": {"OPTIONS, POST"}}, ``, true},
+		{"HEAD", http.MethodHead, healthPath, 200, jsonHeader, ``, true},
+		{"HEAD, undocumented status", http.MethodHead, healthPath, http.StatusTeapot, jsonHeader, ``, false},
+		{"HEAD 401 without WWW-Authenticate", http.MethodHead, "/api/v1/workflow", 401, jsonHeader, ``, false},
 		{"405 with a wrong Allow", http.MethodPatch, "/api/v1/workflow", 405, http.Header{"Content-Type": {"application/json"}, "Allow": {"GET, OPTIONS"}}, `{"detail":"Method Not Allowed"}`, false},
 		{"405 without Allow", http.MethodPatch, "/api/v1/workflow", 405, jsonHeader, `{"detail":"Method Not Allowed"}`, false},
-		{"OPTIONS", http.MethodOptions, "/api/v1/workflow", 200, http.Header{"Allow": {"GET, OPTIONS, POST"}}, ``, true},
+		{"OPTIONS", http.MethodOptions, "/api/v1/workflow", 200, http.Header{"Allow": {"GET, HEAD, OPTIONS, POST"}}, ``, true},
 		{"object store error", http.MethodPut, objstore.PathPrefix + "campaigns/1/x.csv", 403, http.Header{"Content-Type": {"application/xml"}}, `<Error><Code>AccessDenied</Code></Error>`, true},
 		{"object store upload", http.MethodPut, objstore.PathPrefix + "campaigns/1/x.csv", 200, http.Header{"Etag": {`"abc"`}}, ``, true},
 		{"object store upload with a body", http.MethodPut, objstore.PathPrefix + "campaigns/1/x.csv", 200, http.Header{"Content-Type": {"text/plain"}}, `ok`, false},
@@ -452,8 +468,11 @@ func TestOpenAPIRouterAndErrorAnswers(t *testing.T) {
 		if got := send(http.MethodOptions, concrete, "", nil); got != http.StatusOK {
 			t.Errorf("OPTIONS %s = %d, want 200", path, got)
 		}
-		if got := send(http.MethodHead, concrete, "", nil); got != http.StatusMethodNotAllowed {
-			t.Errorf("HEAD %s = %d, want 405", path, got)
+		if ops[http.MethodHead] == nil {
+			// HEAD is answered wherever GET is, and only there.
+			if got := send(http.MethodHead, concrete, "", nil); got != http.StatusMethodNotAllowed {
+				t.Errorf("HEAD %s = %d, want 405", path, got)
+			}
 		}
 		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 			if ops[m] == nil {

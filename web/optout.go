@@ -43,6 +43,7 @@ func (s *Server) routeOptOut(w http.ResponseWriter, r *http.Request) bool {
 	if id == "" || strings.Contains(id, "/") || (slash && r.Method != http.MethodPost) {
 		return false
 	}
+	requestInfoOf(r.Context()).setRoute(optOutRoute)
 	if slash {
 		u := *r.URL
 		u.Path = optOutPrefix + id

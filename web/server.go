@@ -7,6 +7,7 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/outdial/outdial/dialer"
 	"github.com/outdial/outdial/dialer/carrier"
+	"github.com/outdial/outdial/dialer/phone"
 	"github.com/outdial/outdial/store"
 )
 
@@ -90,7 +92,8 @@ func New(cfg Config) *Server {
 		s.version = "dev"
 	}
 	s.router = httprouter.New()
-	s.router.NotFound = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	s.router.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requestInfoOf(r.Context()).setRoute(routeNotFound)
 		writeJSON(w, http.StatusNotFound, map[string]string{"detail": "Not Found"})
 	})
 	s.router.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -103,18 +106,20 @@ func New(cfg Config) *Server {
 			panic(v)
 		}
 		s.log.ErrorContext(r.Context(), "panic in handler", slog.String("method", r.Method),
-			slog.String("path", r.URL.Path), slog.Any("panic", v))
+			slog.String("path", phone.MaskText(r.URL.Path)), slog.String("panic", phone.MaskText(fmt.Sprint(v))))
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"detail": "Internal Server Error"})
 	}
 	s.registerRoutes()
 	return s
 }
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// serve routes r: the bundled object store, the opt-out (optout.go), then
+// the router. ServeHTTP (requestlog.go) calls it and logs the request.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	r, done := s.guardBody(w, r)
 	defer done()
 	if s.isObjectPath(r.URL.Path) {
+		requestInfoOf(r.Context()).setRoute(s.objPrefix + "*key")
 		s.objects.ServeHTTP(w, r)
 		return
 	}
@@ -133,23 +138,40 @@ type publicHandler func(w http.ResponseWriter, r *http.Request, ps httprouter.Pa
 // authedHandler serves a route on behalf of an authenticated organization.
 type authedHandler func(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error
 
-func (s *Server) public(method, path string, h publicHandler) {
+// handle registers handle for method and path, and for HEAD too when method
+// is GET (API.md 13: HEAD is answered wherever GET is, with the same status
+// and headers; net/http sends no body, and a handler whose body is costly
+// to produce checks r.Method). The request log gets path as the route.
+func (s *Server) handle(method, path string, handle httprouter.Handle) {
+	logged := func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		requestInfoOf(r.Context()).setRoute(path)
+		handle(w, r, ps)
+	}
 	s.routes = append(s.routes, Route{method, path})
-	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	s.router.Handle(method, path, logged)
+	if method == http.MethodGet {
+		s.routes = append(s.routes, Route{http.MethodHead, path})
+		s.router.Handle(http.MethodHead, path, logged)
+	}
+}
+
+// public registers a route that needs no API key (and its HEAD; see handle).
+func (s *Server) public(method, path string, h publicHandler) {
+	s.handle(method, path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		if err := h(w, r, ps); err != nil {
 			s.writeError(w, r, err)
 		}
 	})
 }
 
-// authed registers a route that needs an API key. The handler gets the
-// key's organization; the key itself is in the request's context
-// (principalOf).
+// authed registers a route that needs an API key (and its HEAD; see
+// handle). The handler gets the key's organization, which the request log
+// reports too; the key itself is in the request's context (principalOf).
 func (s *Server) authed(method, path string, h authedHandler) {
-	s.routes = append(s.routes, Route{method, path})
-	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	s.handle(method, path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		p, err := s.authenticate(r)
 		if err == nil {
+			requestInfoOf(r.Context()).setOrg(p.OrganizationID)
 			r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
 			err = h(w, r, ps, p.OrganizationID)
 		}
