@@ -33,7 +33,7 @@ func TestMaskText(t *testing.T) {
 		{`{"to":"14155550100"}`, `{"to":"*******0100"}`},
 		{"tel:+61812345678;x", "tel:+*******5678;x"},
 		{"+123456789012345678", "+**************5678"}, // longer than E.164: still masked
-		{"+1234567", "+1234567"},                       // 7 digits: not a number to hide
+		{"+1234567", "+1234567"}, // 7 digits: not a number to hide
 		{"campaign 7 attempt 123456789", "campaign 7 attempt 123456789"},
 		{"CA0123456789012345abcdef", "CA0123456789012345abcdef"},                         // an identifier
 		{"0f8fad5b-d9cb-469f-a165-708677289501", "0f8fad5b-d9cb-469f-a165-708677289501"}, // a UUID group
