@@ -237,7 +237,9 @@ func startServe(t *testing.T, ctx context.Context, dir string) (string, <-chan e
 	t.Helper()
 	var out, errOut syncBuffer
 	root := newRoot()
-	root.SetArgs([]string{"serve", "--data", dir, "--addr", "127.0.0.1:0"})
+	// Text logs, which the tests read (json is the default off a terminal:
+	// TestServeLogFormat).
+	root.SetArgs([]string{"serve", "--data", dir, "--addr", "127.0.0.1:0", "--log-format", "text"})
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	done := make(chan error, 1)

@@ -43,7 +43,7 @@ func newServe() *cobra.Command {
 	f.String("agent-url", "", "websocket URL of the voice-agent runtime answered calls connect to")
 	addWorkflowLimitFlags(f)
 	addLimitFlags(f)
-	f.String("log-level", "info", "log level: debug, info, warn, error")
+	addLogFlags(f) // --log-level, --log-format (logging.go)
 	// Hidden: a CPU profile of the whole run, written when serve returns
 	// (bench/dialbench uses it).
 	f.String("cpuprofile", "", "write a CPU profile to this file until the server stops")
@@ -74,12 +74,10 @@ func startCPUProfile(path string) (func(), error) {
 func runServe(c *cobra.Command, _ []string) error {
 	f := c.Flags()
 	addr, _ := f.GetString("addr")
-	level, _ := f.GetString("log-level")
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+	log, err := newLogger(f, c.ErrOrStderr())
+	if err != nil {
+		return err
 	}
-	log := slog.New(slog.NewTextHandler(c.ErrOrStderr(), &slog.HandlerOptions{Level: lv}))
 	// The live heap is small (tens of MB even at 500 calls in flight), so
 	// trading some of it for fewer collections is cheap: GC was ~4% of a
 	// busy dialer's CPU at the default 100.
