@@ -37,7 +37,7 @@ func newRoot() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().String("data", "./outdial-data", "data directory: SQLite database, object store, secret key")
-	root.AddCommand(newServe(), newAPIKey(), newVersion())
+	root.AddCommand(newServe(), newAPIKey(), newBackup(), newVersion())
 	return root
 }
 
@@ -59,6 +59,9 @@ func bindEnv(fs *pflag.FlagSet) error {
 	return err
 }
 
+// dbFileName is the database's file name in the data directory.
+const dbFileName = "outdial.db"
+
 func dataPaths(c *cobra.Command) (dir, dbPath, keyPath string, err error) {
 	dir, err = c.Flags().GetString("data")
 	if err != nil {
@@ -70,7 +73,7 @@ func dataPaths(c *cobra.Command) (dir, dbPath, keyPath string, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", "", "", fmt.Errorf("create data directory: %w", err)
 	}
-	return dir, filepath.Join(dir, "outdial.db"), filepath.Join(dir, "secret.key"), nil
+	return dir, filepath.Join(dir, dbFileName), filepath.Join(dir, "secret.key"), nil
 }
 
 func newVersion() *cobra.Command {
