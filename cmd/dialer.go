@@ -9,6 +9,7 @@ import (
 
 	"github.com/outdial/outdial/dialer"
 	"github.com/outdial/outdial/dialer/carrier"
+	"github.com/outdial/outdial/dialer/metrics"
 	"github.com/outdial/outdial/store"
 )
 
@@ -24,14 +25,15 @@ var providerURLEnv = map[string]string{
 }
 
 // buildDialer returns the campaign engine, not started.
-func buildDialer(f *pflag.FlagSet, db *store.DB, sealer *store.Sealer, public *url.URL, log *slog.Logger) *dialer.Engine {
+// met receives its metrics (nil: none).
+func buildDialer(f *pflag.FlagSet, db *store.DB, sealer *store.Sealer, public *url.URL, log *slog.Logger, met *metrics.Metrics) *dialer.Engine {
 	agentURL, _ := f.GetString("agent-url")
 	maxCall, _ := f.GetInt64("max-call-seconds")
 	carriers := carrierOptions()
 	carriers.Logger = log // the ARI events websocket's failures
 	return dialer.New(dialer.Config{
 		DB: db, Log: log, PublicURL: public.String(), TokenKey: sealer.Derive("webhook-token"),
-		AgentURL: agentURL, MaxCallSeconds: int(maxCall), Carriers: carriers,
+		AgentURL: agentURL, MaxCallSeconds: int(maxCall), Carriers: carriers, Metrics: met,
 	})
 }
 

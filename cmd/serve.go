@@ -43,6 +43,7 @@ func newServe() *cobra.Command {
 	f.String("agent-url", "", "websocket URL of the voice-agent runtime answered calls connect to")
 	addWorkflowLimitFlags(f)
 	addLimitFlags(f)
+	addMetricsFlags(f)
 	addLogFlags(f) // --log-level, --log-format (logging.go)
 	// Hidden: a CPU profile of the whole run, written when serve returns
 	// (bench/dialbench uses it).
@@ -130,7 +131,13 @@ func runServe(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	engine := buildDialer(f, db, sealer, public, log)
+	met := newMetrics(f)
+	engine := buildDialer(f, db, sealer, public, log, met)
+	stopMetrics, err := serveMetrics(f, met, db, engine, log)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	cfg := web.Config{DB: db, Log: log, Version: Version, MaxUploadBytes: maxUpload, Dialer: engine, PublicURL: public.String(),
 		Carriers: carrierOptions()}
 	objs.webConfig(&cfg)

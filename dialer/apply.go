@@ -99,6 +99,7 @@ func (e *Engine) apply(ctx context.Context, attemptID int64, st carrier.Status, 
 	if r != nil {
 		r.poke(false)
 	}
+	e.observeOutcome(ctx, res.CampaignID, res.Outcome)
 	return res, nil
 }
 
@@ -128,6 +129,7 @@ func (e *Engine) checkBreaker(ctx context.Context, r *runner, failed bool, now t
 	}
 	if paused {
 		r.halt()
+		e.met.BreakerTripped()
 	}
 	return paused
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/outdial/outdial/dialer/carrier"
+	"github.com/outdial/outdial/dialer/metrics"
 	"github.com/outdial/outdial/store"
 )
 
@@ -43,6 +44,9 @@ type Config struct {
 	NewCarrier func(provider string, creds map[string]any, opts carrier.Options) (carrier.Carrier, error)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Metrics receives the engine's counters and histograms (observe.go);
+	// nil records nothing.
+	Metrics *metrics.Metrics
 }
 
 // Engine runs the campaigns. Build it with New, then Start it.
@@ -51,6 +55,7 @@ type Engine struct {
 	db  *store.DB
 	log *slog.Logger
 	now func() time.Time
+	met *metrics.Metrics // nil: no metrics
 
 	mu       sync.Mutex
 	ctx      context.Context
@@ -89,7 +94,7 @@ func New(cfg Config) *Engine {
 	if cfg.MaxCallSeconds <= 0 {
 		cfg.MaxCallSeconds = 3600
 	}
-	return &Engine{cfg: cfg, db: cfg.DB, log: cfg.Log, now: cfg.Now,
+	return &Engine{cfg: cfg, db: cfg.DB, log: cfg.Log, now: cfg.Now, met: cfg.Metrics,
 		runners: map[int64]*runner{}, limiters: map[int64]*providerLimiter{}, carriers: map[int64]cachedCarrier{},
 		camps: map[int64]*campaignState{}, watches: map[int64]*time.Timer{}}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/outdial/outdial/dialer"
 	"github.com/outdial/outdial/dialer/carrier"
 	"github.com/outdial/outdial/dialer/carrier/twiliosim"
+	"github.com/outdial/outdial/dialer/metrics"
 	"github.com/outdial/outdial/store"
 	"github.com/outdial/outdial/web"
 )
@@ -66,6 +67,7 @@ type harnessOptions struct {
 	maxCallSeconds   int
 	client           *http.Client
 	newCarrier       func(provider string, creds map[string]any, opts carrier.Options) (carrier.Carrier, error)
+	metrics          *metrics.Metrics
 }
 
 // harnessOption changes harnessOptions.
@@ -86,6 +88,11 @@ func withMaxCallSeconds(n int) harnessOption {
 // withNewCarrier makes the engine build its carriers with f.
 func withNewCarrier(f func(provider string, creds map[string]any, opts carrier.Options) (carrier.Carrier, error)) harnessOption {
 	return func(o *harnessOptions) { o.newCarrier = f }
+}
+
+// withMetrics makes the engine record into m.
+func withMetrics(m *metrics.Metrics) harnessOption {
+	return func(o *harnessOptions) { o.metrics = m }
 }
 
 // withProviderClient makes the engine send its provider requests with c.
@@ -204,7 +211,7 @@ func (h *harness) startEngine() {
 	h.eng = dialer.New(dialer.Config{DB: h.db, PublicURL: h.public, TokenKey: []byte("test-token-key"),
 		MaxCallSeconds: h.opts.maxCallSeconds, NewCarrier: h.opts.newCarrier,
 		Carriers: carrier.Options{BaseURLs: map[string]string{h.prov.Provider(): h.prov.BaseURL()}, HTTPClient: h.opts.client},
-		Now:      h.clock.Now})
+		Now:      h.clock.Now, Metrics: h.opts.metrics})
 	var api http.Handler = web.New(web.Config{DB: h.db, Dialer: h.eng, PublicURL: h.public})
 	h.handler.Store(&api)
 	if err := h.eng.Start(ctx); err != nil {

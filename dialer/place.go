@@ -21,6 +21,7 @@ import (
 // claimed (dialing), so a crash from here on never places it twice.
 func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 	defer e.wg.Done()
+	start := e.dispatchStart()
 	// The bookkeeping after the provider's answer must not be lost when the
 	// engine stops meanwhile: a placed call must be recorded in flight and
 	// an attempt that was not sent must go back to the queue (not end
@@ -122,6 +123,7 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 		e.requeueWith(book, r, a, a.DueAt, pl.Evidence)
 		return
 	}
+	e.observePlace(spec.Provider, start, err)
 	if err != nil && ctx.Err() != nil && carrier.KindOf(err) == "" {
 		// Stopping: the request may or may not have gone out; the attempt
 		// stays dialing and is reconciled at the next start.

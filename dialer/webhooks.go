@@ -86,24 +86,31 @@ func (e *Engine) webhookTarget(ctx context.Context, provider string, attemptID i
 // token or signature is ErrForbidden and changes nothing; duplicates and
 // late non-final events are accepted and ignored.
 func (e *Engine) HandleStatus(ctx context.Context, provider string, attemptID int64, token string, w carrier.Webhook) error {
+	ignored, err := e.handleStatus(ctx, provider, attemptID, token, w)
+	e.observeWebhook(provider, ignored, err)
+	return err
+}
+
+// handleStatus is HandleStatus; ignored reports a duplicate or late event.
+func (e *Engine) handleStatus(ctx context.Context, provider string, attemptID int64, token string, w carrier.Webhook) (ignored bool, err error) {
 	a, c, car, err := e.webhookTarget(ctx, provider, attemptID, token)
 	if err != nil {
-		return err
+		return false, err
 	}
 	st, err := car.ParseStatus(w)
 	if errors.Is(err, carrier.ErrForged) {
-		return ErrForbidden
+		return false, ErrForbidden
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrMalformed, err)
+		return false, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	if st.ProviderCallID != "" && a.ProviderCallID != nil && *a.ProviderCallID != st.ProviderCallID &&
 		(st.RequestID == "" || *a.ProviderCallID != st.RequestID) {
-		return ErrForbidden // a signed event of another call sent to this attempt's URL
+		return false, ErrForbidden // a signed event of another call sent to this attempt's URL
 	}
 	res, err := e.apply(ctx, attemptID, st, "", fromProvider, nil)
 	if err != nil || res.Ignored {
-		return err
+		return res.Ignored, err
 	}
 	callID := st.ProviderCallID
 	if callID == "" && a.ProviderCallID != nil {
@@ -117,7 +124,7 @@ func (e *Engine) HandleStatus(ctx context.Context, provider string, attemptID in
 			e.log.Warn("dialer: hang up after the answer", slog.Int64("attempt_id", attemptID), slog.String("error", err.Error()))
 		}
 	}
-	return nil
+	return false, nil
 }
 
 // answerByCommand gives the provider the answer of an answered call as REST
@@ -145,7 +152,13 @@ func (e *Engine) answerByCommand(ctx context.Context, car carrier.Carrier, c *ca
 // provider what to do with the answered call (API.md 6). A status event
 // sent to the answer URL (carrier.ErrStatusEvent: Vobiz's Ring and Hangup)
 // is applied as a status webhook and answered with no markup (ct "").
-func (e *Engine) Answer(ctx context.Context, provider string, attemptID int64, token string, w carrier.Webhook) (string, []byte, error) {
+func (e *Engine) Answer(ctx context.Context, provider string, attemptID int64, token string, w carrier.Webhook) (ct string, body []byte, err error) {
+	ignored, counted := false, false // a status event is counted by HandleStatus
+	defer func() {
+		if !counted {
+			e.observeWebhook(provider, ignored, err)
+		}
+	}()
 	a, c, car, err := e.webhookTarget(ctx, provider, attemptID, token)
 	if err != nil {
 		return "", nil, err
@@ -154,6 +167,7 @@ func (e *Engine) Answer(ctx context.Context, provider string, attemptID int64, t
 	if errors.Is(err, carrier.ErrStatusEvent) {
 		// A status event at the answer URL: applied as one, answered with
 		// no markup (ct "").
+		counted = true
 		return "", nil, e.HandleStatus(ctx, provider, attemptID, token, w)
 	}
 	if errors.Is(err, carrier.ErrForged) {
@@ -162,13 +176,15 @@ func (e *Engine) Answer(ctx context.Context, provider string, attemptID int64, t
 	if err != nil {
 		return "", nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
-	if _, err := e.apply(ctx, attemptID, carrier.Status{Raw: "answered", Answered: true, AnsweredBy: answeredBy, Sequence: int(a.Sequence)}, "", fromProvider, nil); err != nil {
+	res, err := e.apply(ctx, attemptID, carrier.Status{Raw: "answered", Answered: true, AnsweredBy: answeredBy, Sequence: int(a.Sequence)}, "", fromProvider, nil)
+	if err != nil {
 		return "", nil, err
 	}
+	ignored = res.Ignored
 	ans, err := e.answerFor(ctx, c, a)
 	if err != nil {
 		return "", nil, err
 	}
-	ct, body := car.AnswerMarkup(ans)
+	ct, body = car.AnswerMarkup(ans)
 	return ct, body, nil
 }

@@ -97,3 +97,6 @@ WHERE a.campaign_id IN (SELECT c.id FROM campaigns c WHERE c.telephony_configura
 
 -- name: CampaignZoneSets :one
 SELECT zone_sets FROM campaigns WHERE id = ?;
+
+-- name: CampaignCountsByState :many
+SELECT state, COUNT(*) AS n FROM campaigns GROUP BY state;

@@ -36,6 +36,8 @@ type batchOp struct {
 	// durable: the commit must be on disk before the caller goes on
 	// (a claim, before its provider request): see runBatch.
 	durable bool
+	// queued is when the operation was queued (only with an observer).
+	queued time.Time
 }
 
 type batcher struct {
@@ -101,6 +103,9 @@ func (db *DB) stopBatcher() {
 }
 
 func (db *DB) runBatch(batch []batchOp) {
+	if db.observe.Load() != nil && !batch[0].queued.IsZero() {
+		defer db.observeBatch(batch[0].queued, time.Now(), len(batch))
+	}
 	live := batch[:0:0]
 	durable := false
 	for _, op := range batch {
@@ -191,6 +196,9 @@ func (db *DB) inBatch(ctx context.Context, fn func(q *sqlcdb.Queries) error) err
 }
 
 func (db *DB) queue(op batchOp) error {
+	if db.observe.Load() != nil {
+		op.queued = time.Now()
+	}
 	ctx := op.ctx
 	db.b.mu.RLock()
 	if db.b.closed {

@@ -42,7 +42,8 @@ type DB struct {
 	// syncMode sets the writer's synchronous mode (setSynchronous; tests
 	// record the calls).
 	syncMode func(mode string) error
-	p        *purger // deletes hidden campaigns in chunks (purge.go)
+	p        *purger                       // deletes hidden campaigns in chunks (purge.go)
+	observe  atomic.Pointer[BatchObserver] // nil: no observer (observe.go)
 
 	// Now returns the current time; tests replace it. Stored times are unix
 	// milliseconds, so sub-millisecond precision is dropped.

@@ -7,6 +7,7 @@
 //	go run ./bench/dialbench
 //	go run ./bench/dialbench -guard        # against a 1,000,000-number suppression list, calling hours on
 //	go run ./bench/dialbench -cpuprofile /tmp/serve.pprof   # then: go tool pprof -top /tmp/outdial /tmp/serve.pprof
+//	go run ./bench/dialbench -metrics-addr ''   # metrics off (default: on, on a free port)
 //
 // It builds the binary (or takes -bin), creates an API key with it, starts
 // `outdial serve` as a subprocess on a fresh data directory with
@@ -26,6 +27,13 @@
 // call is looked up in that list and goes through the calling-hours check
 // of its zones, and none is held or suppressed; it checks the evidence of
 // the campaign's first call says so.
+//
+// Metrics (serve --metrics-addr) are on by default, on a free loopback port
+// (-metrics-addr free), so that the measure includes their cost and a
+// service whose default 127.0.0.1:9464 is taken does not silently run
+// without them; /metrics is scraped once after the campaign, and its
+// outdial_calls_placed_total must equal the campaign's executed_count.
+// -metrics-addr '' measures the service with metrics off.
 //
 // Reported: completed calls per second from the start request to the
 // campaign's completion (measured here, and from the campaign's own
@@ -69,6 +77,8 @@ func main() {
 	guard := flag.Bool("guard", false, "before the campaign, import -suppressions numbers (none of them the campaign's) into the suppression list "+
 		"and open calling hours all day, so that every call goes through both checks")
 	suppressions := flag.Int("suppressions", 1000000, "numbers imported into the suppression list with -guard")
+	metricsAddr := flag.String("metrics-addr", "free", "serve --metrics-addr: \"free\" (a free loopback port: metrics on, scraped "+
+		"once at the end to check them), an address, or \"\" (metrics off)")
 	policy := realbin.PolicyFlag()
 	flag.Parse()
 	log.SetFlags(0)
@@ -104,6 +114,10 @@ func main() {
 	if *cpuprofile != "" {
 		args = append(args, "--cpuprofile", *cpuprofile)
 	}
+	if *metricsAddr == "free" {
+		*metricsAddr = realbin.FreeAddr()
+	}
+	args = append(args, "--metrics-addr", *metricsAddr)
 	serve := realbin.Serve(*bin, dataDir, filepath.Join(tmp, "serve.log"), env, args...)
 	fail := serve.Fail
 	c := serve.Client(key)
@@ -184,6 +198,11 @@ func main() {
 	span := completed.Sub(started)
 	cpu := cpu1 - cpu0
 
+	metricsLine := "off (--metrics-addr '')"
+	if *metricsAddr != "" {
+		metricsLine = scrapeMetrics(*metricsAddr, calls)
+	}
+
 	// Stop the service cleanly (writes the CPU profile).
 	serve.Stop(15 * time.Second)
 
@@ -199,6 +218,7 @@ func main() {
 		fmt.Printf("guard: %s\n", guardLine)
 	}
 	fmt.Printf("evidence of the first call: %s\n", evidence)
+	fmt.Printf("metrics: %s\n", metricsLine)
 	fmt.Printf("result: %s, processed_rows %v, failed_rows %v, executed_count %d, simulator created %d calls (%d creates, %d 429s, %d callback errors)\n",
 		final["state"], final["processed_rows"], final["failed_rows"], calls, st.Created-simStart.Created,
 		st.CreateRequests-simStart.CreateRequests, st.RateLimited-simStart.RateLimited, st.CallbackErrors-simStart.CallbackErrors)

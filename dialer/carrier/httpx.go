@@ -55,8 +55,8 @@ func jsonRequest(ctx context.Context, method, u string, body any) (*http.Request
 // provider: HTTP 429 (or rateLimited, the provider's own rate-limit error
 // code in a non-429 answer) is RateLimited with the Retry-After hint,
 // 401/403 AuthFailed, another 4xx Rejected with the provider's code and
-// message; a 5xx is a plain error (the request may or may not have taken
-// effect).
+// message; a 5xx is a *ServerError, not an *Error (the request may or may
+// not have taken effect).
 func answerError(resp *http.Response, code, msg string, rateLimited bool, now time.Time) error {
 	if msg == "" {
 		msg = http.StatusText(resp.StatusCode)
@@ -71,10 +71,7 @@ func answerError(resp *http.Response, code, msg string, rateLimited bool, now ti
 	case resp.StatusCode >= 400 && resp.StatusCode < 500:
 		e.Kind = Rejected
 	default:
-		if code != "" {
-			return fmt.Errorf("http %d (code %s): %s", resp.StatusCode, code, msg)
-		}
-		return fmt.Errorf("http %d: %s", resp.StatusCode, msg)
+		return &ServerError{HTTPStatus: resp.StatusCode, Code: code, Message: msg}
 	}
 	return e
 }
@@ -156,4 +153,20 @@ func bearer(token string) func(*http.Request) error {
 		r.Header.Set("Authorization", "Bearer "+token)
 		return nil
 	}
+}
+
+// ServerError is a provider's answer that is neither 2xx nor 4xx (a 5xx):
+// unlike an *Error it is not a refusal, since the request may or may not
+// have taken effect. HTTPStatus lets metrics class the answer.
+type ServerError struct {
+	HTTPStatus int
+	Code       string // the provider's error code, "" when none
+	Message    string
+}
+
+func (e *ServerError) Error() string {
+	if e.Code != "" {
+		return fmt.Sprintf("http %d (code %s): %s", e.HTTPStatus, e.Code, e.Message)
+	}
+	return fmt.Sprintf("http %d: %s", e.HTTPStatus, e.Message)
 }

@@ -36,6 +36,38 @@ func (q *Queries) AddCampaignCounts(ctx context.Context, arg AddCampaignCountsPa
 	return err
 }
 
+const campaignCountsByState = `-- name: CampaignCountsByState :many
+SELECT state, COUNT(*) AS n FROM campaigns GROUP BY state
+`
+
+type CampaignCountsByStateRow struct {
+	State string
+	N     int64
+}
+
+func (q *Queries) CampaignCountsByState(ctx context.Context) ([]CampaignCountsByStateRow, error) {
+	rows, err := q.query(ctx, q.campaignCountsByStateStmt, campaignCountsByState)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []CampaignCountsByStateRow{}
+	for rows.Next() {
+		var i CampaignCountsByStateRow
+		if err := rows.Scan(&i.State, &i.N); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const campaignZoneSets = `-- name: CampaignZoneSets :one
 SELECT zone_sets FROM campaigns WHERE id = ?
 `

@@ -33,6 +33,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.authenticateAPIKeyStmt, err = db.PrepareContext(ctx, authenticateAPIKey); err != nil {
 		return nil, fmt.Errorf("error preparing query AuthenticateAPIKey: %w", err)
 	}
+	if q.campaignCountsByStateStmt, err = db.PrepareContext(ctx, campaignCountsByState); err != nil {
+		return nil, fmt.Errorf("error preparing query CampaignCountsByState: %w", err)
+	}
 	if q.campaignZoneSetsStmt, err = db.PrepareContext(ctx, campaignZoneSets); err != nil {
 		return nil, fmt.Errorf("error preparing query CampaignZoneSets: %w", err)
 	}
@@ -414,6 +417,11 @@ func (q *Queries) Close() error {
 	if q.authenticateAPIKeyStmt != nil {
 		if cerr := q.authenticateAPIKeyStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing authenticateAPIKeyStmt: %w", cerr)
+		}
+	}
+	if q.campaignCountsByStateStmt != nil {
+		if cerr := q.campaignCountsByStateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing campaignCountsByStateStmt: %w", cerr)
 		}
 	}
 	if q.campaignZoneSetsStmt != nil {
@@ -1063,6 +1071,7 @@ type Queries struct {
 	activeSuppressionStmt                   *sql.Stmt
 	addCampaignCountsStmt                   *sql.Stmt
 	authenticateAPIKeyStmt                  *sql.Stmt
+	campaignCountsByStateStmt               *sql.Stmt
 	campaignZoneSetsStmt                    *sql.Stmt
 	cancelCampaignStmt                      *sql.Stmt
 	claimAttemptsStmt                       *sql.Stmt
@@ -1193,6 +1202,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		activeSuppressionStmt:                   q.activeSuppressionStmt,
 		addCampaignCountsStmt:                   q.addCampaignCountsStmt,
 		authenticateAPIKeyStmt:                  q.authenticateAPIKeyStmt,
+		campaignCountsByStateStmt:               q.campaignCountsByStateStmt,
 		campaignZoneSetsStmt:                    q.campaignZoneSetsStmt,
 		cancelCampaignStmt:                      q.cancelCampaignStmt,
 		claimAttemptsStmt:                       q.claimAttemptsStmt,
