@@ -57,7 +57,7 @@ func main() {
 	duration := flag.Duration("duration", 20*time.Second, "steady phase with all connections held")
 	probeEvery := flag.Duration("probe-every", 250*time.Millisecond, "time between two probes of each kind (health, the authenticated GET)")
 	bin := flag.String("bin", "", "outdial binary to run (default: go build into a temporary directory)")
-	serveArgs := flag.String("serve-args", "--log-level info", "extra serve flags, space-separated")
+	serveArgs := flag.String("serve-args", "--log-level info --log-format text", "extra serve flags, space-separated")
 	keep := flag.Bool("keep", false, "keep the temporary directory (data, service log)")
 	reopen := flag.Bool("reopen", true, "open a new connection as soon as the service closes one (false: open N once, as in the issue's test)")
 	holder := flag.String("holder", "", "internal: hold -conns connections to this address and report on stdout")
