@@ -33,7 +33,7 @@
 // service whose default 127.0.0.1:9464 is taken does not silently run
 // without them; /metrics is scraped once after the campaign, and its
 // outdial_calls_placed_total must equal the campaign's executed_count.
-// -metrics-addr '' measures the service with metrics off.
+// An empty -metrics-addr (-metrics-addr="") measures the service with metrics off.
 //
 // Reported: completed calls per second from the start request to the
 // campaign's completion (measured here, and from the campaign's own

@@ -1,8 +1,8 @@
 package metrics_test
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"regexp"
