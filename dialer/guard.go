@@ -23,8 +23,13 @@ import (
 //     number added while a campaign runs is never called after the add
 //     answered.
 type guardRails struct {
-	policies sync.Map // organization id → *store.VersionedPolicy
-	gates    sync.Map // organization id → *sync.RWMutex
+	pmu      sync.Mutex
+	policies map[int64]*store.VersionedPolicy // organization id → its policy, cached
+	// changes counts PolicyChanged calls per organization: a policy read
+	// from the database while one happened may predate it and is not
+	// cached.
+	changes map[int64]uint64
+	gates   sync.Map // organization id → *sync.RWMutex
 
 	sweepMu sync.Mutex
 	sweep   *time.Timer // forgets old placements of the attempt cap
@@ -64,21 +69,39 @@ func (e *Engine) stopSweep() {
 
 // policy returns org's compliance policy.
 func (e *Engine) policy(ctx context.Context, org int64) (*store.VersionedPolicy, error) {
-	if p, ok := e.guard.policies.Load(org); ok {
-		return p.(*store.VersionedPolicy), nil
+	g := &e.guard
+	g.pmu.Lock()
+	p, gen := g.policies[org], g.changes[org]
+	g.pmu.Unlock()
+	if p != nil {
+		return p, nil
 	}
-	p, err := e.db.CompliancePolicy(ctx, org)
+	read, err := e.db.CompliancePolicy(ctx, org)
 	if err != nil {
 		return nil, err
 	}
-	e.guard.policies.Store(org, &p)
-	return &p, nil
+	g.pmu.Lock()
+	if g.changes[org] == gen {
+		if g.policies == nil {
+			g.policies = map[int64]*store.VersionedPolicy{}
+		}
+		g.policies[org] = &read
+	}
+	g.pmu.Unlock()
+	return &read, nil
 }
 
 // PolicyChanged tells the engine that org's compliance policy changed: its
 // running campaigns look at the new one at once.
 func (e *Engine) PolicyChanged(org int64) {
-	e.guard.policies.Delete(org)
+	g := &e.guard
+	g.pmu.Lock()
+	delete(g.policies, org)
+	if g.changes == nil {
+		g.changes = map[int64]uint64{}
+	}
+	g.changes[org]++
+	g.pmu.Unlock()
 	e.pokeOrganization(org)
 }
 
