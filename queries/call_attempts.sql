@@ -116,6 +116,14 @@ SELECT count(*) FROM phone_numbers WHERE telephony_configuration_id = ? AND is_a
 -- Marks attempt id as a call the provider placed; one row the first time.
 UPDATE call_attempts SET executed = 1 WHERE id = ? AND executed = 0;
 
+-- name: NoteExecutedByProgress :one
+-- Marks attempt id, dialing or in flight, as a call the provider placed when
+-- a progress report of the provider's names it; its campaign the first time,
+-- no row after.
+UPDATE call_attempts SET executed = 1
+WHERE id = ? AND executed = 0 AND state IN ('dialing', 'in_flight')
+RETURNING campaign_id;
+
 -- name: MarkAttemptUnconfirmed :execrows
 -- The place request's answer was lost (a 5xx, a timeout, a reset after
 -- sending, an unreadable 2xx): the call may be ringing. The attempt holds

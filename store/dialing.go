@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -96,7 +97,20 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 			n, err = q.NoteAttemptProgress(ctx, sqlcdb.NoteAttemptProgressParams{RawStatus: str(u.Raw),
 				AnsweredAt: answeredAt, AnsweredBy: str(u.AnsweredBy), Sequence: int64(u.Sequence),
 				Replaces: str(u.RequestID), ProviderCallID: str(u.ProviderCallID), ID: id})
-			return err
+			if err != nil || n == 0 || !u.FromProvider {
+				return err
+			}
+			// The provider reports on the call: it placed it, also when the
+			// placement is not recorded yet (the report overtook it) or
+			// never will be (its answer was lost). Counted once.
+			campaignID, err := q.NoteExecutedByProgress(ctx, id)
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			return q.AddCampaignCounts(ctx, sqlcdb.AddCampaignCountsParams{Executed: 1, ID: campaignID})
 		})
 		if err != nil {
 			return Applied{}, fmt.Errorf("note attempt progress: %w", err)

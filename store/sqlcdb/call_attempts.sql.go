@@ -700,6 +700,22 @@ func (q *Queries) NoteExecuted(ctx context.Context, id int64) (int64, error) {
 	return result.RowsAffected()
 }
 
+const noteExecutedByProgress = `-- name: NoteExecutedByProgress :one
+UPDATE call_attempts SET executed = 1
+WHERE id = ? AND executed = 0 AND state IN ('dialing', 'in_flight')
+RETURNING campaign_id
+`
+
+// Marks attempt id, dialing or in flight, as a call the provider placed when
+// a progress report of the provider's names it; its campaign the first time,
+// no row after.
+func (q *Queries) NoteExecutedByProgress(ctx context.Context, id int64) (int64, error) {
+	row := q.queryRow(ctx, q.noteExecutedByProgressStmt, noteExecutedByProgress, id)
+	var campaign_id int64
+	err := row.Scan(&campaign_id)
+	return campaign_id, err
+}
+
 const pickAndTouchCallerID = `-- name: PickAndTouchCallerID :one
 UPDATE phone_numbers SET last_used_at = ?1
 WHERE id = (SELECT p.id FROM phone_numbers p

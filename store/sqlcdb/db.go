@@ -267,6 +267,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.noteExecutedStmt, err = db.PrepareContext(ctx, noteExecuted); err != nil {
 		return nil, fmt.Errorf("error preparing query NoteExecuted: %w", err)
 	}
+	if q.noteExecutedByProgressStmt, err = db.PrepareContext(ctx, noteExecutedByProgress); err != nil {
+		return nil, fmt.Errorf("error preparing query NoteExecutedByProgress: %w", err)
+	}
 	if q.numberCallsSinceStmt, err = db.PrepareContext(ctx, numberCallsSince); err != nil {
 		return nil, fmt.Errorf("error preparing query NumberCallsSince: %w", err)
 	}
@@ -809,6 +812,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing noteExecutedStmt: %w", cerr)
 		}
 	}
+	if q.noteExecutedByProgressStmt != nil {
+		if cerr := q.noteExecutedByProgressStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing noteExecutedByProgressStmt: %w", cerr)
+		}
+	}
 	if q.numberCallsSinceStmt != nil {
 		if cerr := q.numberCallsSinceStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing numberCallsSinceStmt: %w", cerr)
@@ -1149,6 +1157,7 @@ type Queries struct {
 	noteAttemptProgressStmt                 *sql.Stmt
 	noteContactAttemptStmt                  *sql.Stmt
 	noteExecutedStmt                        *sql.Stmt
+	noteExecutedByProgressStmt              *sql.Stmt
 	numberCallsSinceStmt                    *sql.Stmt
 	organizationOfCampaignStmt              *sql.Stmt
 	phoneAddressTakenStmt                   *sql.Stmt
@@ -1280,6 +1289,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		noteAttemptProgressStmt:                 q.noteAttemptProgressStmt,
 		noteContactAttemptStmt:                  q.noteContactAttemptStmt,
 		noteExecutedStmt:                        q.noteExecutedStmt,
+		noteExecutedByProgressStmt:              q.noteExecutedByProgressStmt,
 		numberCallsSinceStmt:                    q.numberCallsSinceStmt,
 		organizationOfCampaignStmt:              q.organizationOfCampaignStmt,
 		phoneAddressTakenStmt:                   q.phoneAddressTakenStmt,
