@@ -24,12 +24,12 @@ var providerURLEnv = map[string]string{
 	carrier.Cloudonix: "OUTDIAL_CLOUDONIX_API_URL",
 }
 
-// buildDialer returns the campaign engine, not started.
-// met receives its metrics (nil: none).
-func buildDialer(f *pflag.FlagSet, db *store.DB, sealer *store.Sealer, public *url.URL, log *slog.Logger, met *metrics.Metrics) *dialer.Engine {
+// buildDialer returns the campaign engine, not started, placing calls with
+// carriers (the providers' API base URLs). met receives its metrics (nil:
+// none).
+func buildDialer(f *pflag.FlagSet, db *store.DB, sealer *store.Sealer, public *url.URL, log *slog.Logger, met *metrics.Metrics, carriers carrier.Options) *dialer.Engine {
 	agentURL, _ := f.GetString("agent-url")
 	maxCall, _ := f.GetInt64("max-call-seconds")
-	carriers := carrierOptions()
 	carriers.Logger = log // the ARI events websocket's failures
 	return dialer.New(dialer.Config{
 		DB: db, Log: log, PublicURL: public.String(), TokenKey: sealer.Derive("webhook-token"),

@@ -1,23 +1,15 @@
 package cmd
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
-	"time"
 	_ "time/tzdata" // IANA zones for hosts without /usr/share/zoneinfo
 
 	"github.com/spf13/cobra"
-
-	"github.com/outdial/outdial/web"
 )
 
 func lookupEnv(name string) string { return os.Getenv(name) }
@@ -30,21 +22,7 @@ func newServe() *cobra.Command {
 		RunE:  runServe,
 	}
 	f := c.Flags()
-	f.String("addr", "127.0.0.1:8080", "listen address")
-	f.String("public-url", "", "base URL providers and browsers use to reach the service (default http://<addr>)")
-	f.String("s3-endpoint", "", "host:port of a remote S3-compatible service (default: the bundled store)")
-	f.String("s3-bucket", "outdial", "bucket of the remote S3 service")
-	f.String("s3-access-key", "", "access key of the remote S3 service")
-	f.String("s3-secret-key", "", "secret key of the remote S3 service")
-	f.String("s3-region", "us-east-1", "region of the remote S3 service")
-	f.Bool("s3-insecure", false, "use http instead of https for the remote S3 service")
-	f.Int64("max-upload-bytes", 256<<20, "largest contacts file accepted, in bytes")
-	f.Int64("max-call-seconds", 3600, "longest call before an attempt is reconciled")
-	f.String("agent-url", "", "websocket URL of the voice-agent runtime answered calls connect to")
-	addWorkflowLimitFlags(f)
-	addLimitFlags(f)
-	addMetricsFlags(f)
-	addLogFlags(f) // --log-level, --log-format (logging.go)
+	addServiceFlags(f) // service.go
 	// Hidden: a CPU profile of the whole run, written when serve returns
 	// (bench/dialbench uses it).
 	f.String("cpuprofile", "", "write a CPU profile to this file until the server stops")
@@ -74,7 +52,6 @@ func startCPUProfile(path string) (func(), error) {
 
 func runServe(c *cobra.Command, _ []string) error {
 	f := c.Flags()
-	addr, _ := f.GetString("addr")
 	log, err := newLogger(f, c.ErrOrStderr())
 	if err != nil {
 		return err
@@ -101,79 +78,9 @@ func runServe(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	db, sealer, err := openStore(ctx, dbPath, keyPath)
+	svc, err := startService(ctx, f, dataDir, dbPath, keyPath, carrierOptions(), log)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	db.SetLogger(log)
-	if err := applyWorkflowLimits(f, db); err != nil {
-		return err
-	}
-	// Deletions and imports a previous process left unfinished (hidden
-	// campaigns) are purged in the background; only serve imports, so
-	// nothing hidden is in progress now.
-	if err := db.ResumePurges(ctx); err != nil {
-		return err
-	}
-
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	defer ln.Close()
-	public, err := publicURL(f, ln.Addr().String())
-	if err != nil {
-		return err
-	}
-	maxUpload, _ := f.GetInt64("max-upload-bytes")
-	objs, err := buildObjects(ctx, f, dataDir, public, sealer, maxUpload, log)
-	if err != nil {
-		return err
-	}
-	met := newMetrics(f)
-	engine := buildDialer(f, db, sealer, public, log, met)
-	stopMetrics, err := serveMetrics(f, met, db, engine, log)
-	if err != nil {
-		return err
-	}
-	defer stopMetrics()
-	cfg := web.Config{DB: db, Log: log, Version: Version, MaxUploadBytes: maxUpload, Dialer: engine, PublicURL: public.String(),
-		Carriers: carrierOptions()}
-	objs.webConfig(&cfg)
-	lim, err := setupLimits(ctx, f, dataDir, &cfg, db, objs.store, log)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{
-		Handler:           web.New(cfg),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	ln = lim.listener(srv, ln) // connection cap, timeouts and shedding (cmd/limits.go)
-	log.Info("outdial listening", slog.String("addr", ln.Addr().String()), slog.String("version", Version))
-
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	// The engine starts once webhooks can be received; it reconciles what a
-	// previous process left in flight, then resumes running campaigns.
-	if err := engine.Start(ctx); err != nil {
-		log.Error("dialer start", slog.String("error", err.Error()))
-	}
-	select {
-	case err := <-errc:
-		engine.Stop()
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	log.Info("shutting down")
-	// No new calls from here; requests under way finish.
-	engine.Stop()
-	shutCtx, cancel := context.WithTimeout(context.Background(), 9*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Warn("shutdown", slog.String("error", err.Error()))
-	}
-	return nil
+	return svc.wait(ctx)
 }
