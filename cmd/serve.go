@@ -78,7 +78,9 @@ func runServe(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	svc, err := startService(ctx, f, dataDir, dbPath, keyPath, carrierOptions(), log)
+	svc, err := startService(ctx, f, serviceOptions{
+		DataDir: dataDir, DBPath: dbPath, KeyPath: keyPath, Carriers: carrierOptions(), Log: log,
+	})
 	if err != nil {
 		return err
 	}

@@ -58,14 +58,29 @@ type service struct {
 	closers []func()
 }
 
-// startService opens the database of dataDir, builds the object store, the
-// dialer and the web server from f (the flags of addServiceFlags) and
-// starts them: once it returns, the listener accepts requests and the
-// dialer runs (it resumes campaigns a previous process left running).
-// carriers are the providers' options (API base URLs) for both the dialer
-// and the API's application provisioning. Everything started is stopped
-// again when startService fails.
-func startService(ctx context.Context, f *pflag.FlagSet, dataDir, dbPath, keyPath string, carriers carrier.Options, log *slog.Logger) (_ *service, err error) {
+// serviceOptions are what startService needs beyond its flags.
+type serviceOptions struct {
+	// DataDir is the data directory; DBPath and KeyPath the database and
+	// the secret key in it (dataPaths).
+	DataDir, DBPath, KeyPath string
+	// Carriers are the providers' options (API base URLs), for both the
+	// dialer and the API's application provisioning.
+	Carriers carrier.Options
+	// Log is the one logger every component shares.
+	Log *slog.Logger
+	// LoopbackPublic makes the default public URL (no --public-url) name
+	// 127.0.0.1 when the listener's host is unspecified (0.0.0.0, ::):
+	// the demo's browser and simulator are on this host.
+	LoopbackPublic bool
+}
+
+// startService opens the database, builds the object store, the dialer and
+// the web server from f (the flags of addServiceFlags) and o, and starts
+// them: once it returns, the listener accepts requests and the dialer runs
+// (it resumes campaigns a previous process left running). Everything
+// started is stopped again when startService fails.
+func startService(ctx context.Context, f *pflag.FlagSet, o serviceOptions) (_ *service, err error) {
+	log, dataDir := o.Log, o.DataDir
 	ctx, cancel := context.WithCancel(ctx)
 	s := &service{log: log, cancel: cancel, errc: make(chan error, 1)}
 	defer func() {
@@ -73,7 +88,7 @@ func startService(ctx context.Context, f *pflag.FlagSet, dataDir, dbPath, keyPat
 			s.release()
 		}
 	}()
-	db, sealer, err := openStore(ctx, dbPath, keyPath)
+	db, sealer, err := openStore(ctx, o.DBPath, o.KeyPath)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +112,11 @@ func startService(ctx context.Context, f *pflag.FlagSet, dataDir, dbPath, keyPat
 	}
 	s.closers = append(s.closers, func() { ln.Close() })
 	s.addr = ln.Addr().String()
-	if s.public, err = publicURL(f, s.addr); err != nil {
+	publicAddr := s.addr
+	if host, port, _ := net.SplitHostPort(s.addr); o.LoopbackPublic && net.ParseIP(host).IsUnspecified() {
+		publicAddr = net.JoinHostPort("127.0.0.1", port)
+	}
+	if s.public, err = publicURL(f, publicAddr); err != nil {
 		return nil, err
 	}
 	maxUpload, _ := f.GetInt64("max-upload-bytes")
@@ -106,14 +125,14 @@ func startService(ctx context.Context, f *pflag.FlagSet, dataDir, dbPath, keyPat
 		return nil, err
 	}
 	met := newMetrics(f)
-	s.engine = buildDialer(f, db, sealer, s.public, log, met, carriers)
+	s.engine = buildDialer(f, db, sealer, s.public, log, met, o.Carriers)
 	stopMetrics, err := serveMetrics(f, met, db, s.engine, log)
 	if err != nil {
 		return nil, err
 	}
 	s.closers = append(s.closers, stopMetrics)
 	cfg := web.Config{DB: db, Log: log, Version: Version, MaxUploadBytes: maxUpload, Dialer: s.engine,
-		PublicURL: s.public.String(), Carriers: carriers}
+		PublicURL: s.public.String(), Carriers: o.Carriers}
 	objs.webConfig(&cfg)
 	lim, err := setupLimits(ctx, f, dataDir, &cfg, db, objs.store, log)
 	if err != nil {
