@@ -11,7 +11,7 @@ func TestUnknownRouteAndMethod(t *testing.T) {
 	e := newEnv(t)
 	cid := id(t, e.createConfig(e.keyA, "main", false, validConfig("twilio")), "id")
 	notFound := []struct{ method, path string }{
-		{http.MethodGet, "/"},
+		{http.MethodGet, "/nothing"}, // "/" redirects to the console (console_test.go)
 		{http.MethodGet, "/api/v1/nothing"},
 		{http.MethodGet, "/api/v2/health"},
 		{http.MethodPost, "/api/v1/organizations/telephony-configs/1/phone-numbers/2/extra"},

@@ -24,6 +24,7 @@ import (
 	"github.com/outdial/outdial/dialer/carrier"
 	"github.com/outdial/outdial/store/objstore"
 	"github.com/outdial/outdial/web"
+	"github.com/outdial/outdial/web/console"
 )
 
 // Every HTTP test of this package talks to a router wrapped by
@@ -50,7 +51,9 @@ import (
 //     OPTIONS), or, for OPTIONS, 200 with that Allow header and no body;
 //   - the bundled object store (paths under objstore.PathPrefix): only what
 //     the document says of it (an S3 REST endpoint whose errors are S3 XML
-//     with Content-Type application/xml).
+//     with Content-Type application/xml);
+//   - nothing of the console's paths ("/", "/console", "/console/..."),
+//     which are HTML pages outside the API (web/console tests them).
 
 // openAPIResponsesChecked counts the responses the validator has seen; a
 // test uses it to prove that the harness's servers are wrapped.
@@ -197,6 +200,9 @@ var openAPIOptions = &openapi3filter.Options{IncludeResponseStatus: true, MultiE
 // check returns why the document does not describe res, the answer to req,
 // or nil.
 func (v *openAPIValidator) check(req *http.Request, res openAPIResult) error {
+	if console.Owns(req.URL.Path) {
+		return nil // the console's pages: not the API, checked by web/console's tests
+	}
 	objects := strings.HasPrefix(req.URL.Path, objstore.PathPrefix) || req.URL.Path == strings.TrimSuffix(objstore.PathPrefix, "/")
 	if objects && !strings.HasPrefix(res.header.Get("Content-Type"), "application/json") {
 		return checkObjectStoreAnswer(req, res)

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/outdial/outdial/dialer/carrier"
 	"github.com/outdial/outdial/dialer/phone"
 	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/web/console"
 )
 
 // Config holds what the HTTP layer needs from the outside.
@@ -49,6 +51,9 @@ type Config struct {
 	// Limits are the body deadlines, disk reserve and upload quota
 	// (limits.go); the zero value enforces none.
 	Limits Limits
+	// ConsoleNow is the console's clock (relative times on its pages); nil:
+	// time.Now. Sessions expire on the store's clock (DB.Now).
+	ConsoleNow func() time.Time
 }
 
 // Server serves the Outdial API. Build it with New; it is an http.Handler.
@@ -67,6 +72,7 @@ type Server struct {
 	version   string
 	router    *httprouter.Router
 	routes    []Route
+	console   *console.Console // the operator console (console.go)
 }
 
 // Route is one registered method and path (httprouter syntax, ":name" for a
@@ -110,11 +116,13 @@ func New(cfg Config) *Server {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"detail": "Internal Server Error"})
 	}
 	s.registerRoutes()
+	s.console = s.newConsole(cfg)
 	return s
 }
 
-// serve routes r: the bundled object store, the opt-out (optout.go), then
-// the router. ServeHTTP (requestlog.go) calls it and logs the request.
+// serve routes r: the bundled object store, the opt-out (optout.go), the
+// console (console.go), then the router. ServeHTTP (requestlog.go) calls it
+// and logs the request.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	r, done := s.guardBody(w, r)
 	defer done()
@@ -124,6 +132,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.routeOptOut(w, r) {
+		return
+	}
+	if s.routeConsole(w, r) {
 		return
 	}
 	s.router.ServeHTTP(w, r)
@@ -192,8 +203,11 @@ func principalOf(r *http.Request) store.Principal {
 }
 
 // authenticate finds the request's API key: X-API-Key, else
-// "Authorization: Bearer <key>". Missing: 401 "Not authenticated"; unknown or
-// revoked: 401 "Invalid API key"; both with WWW-Authenticate: Bearer.
+// "Authorization: Bearer <key>", else the console's session cookie
+// (sessionPrincipal, console.go: a request that changes something needs the
+// session's CSRF token too). Missing, or a session that has ended: 401 "Not
+// authenticated"; unknown or revoked key: 401 "Invalid API key"; both with
+// WWW-Authenticate: Bearer.
 func (s *Server) authenticate(r *http.Request) (store.Principal, error) {
 	key := strings.TrimSpace(r.Header.Get("X-API-Key"))
 	if key == "" {
@@ -203,7 +217,7 @@ func (s *Server) authenticate(r *http.Request) (store.Principal, error) {
 		}
 	}
 	if key == "" {
-		return store.Principal{}, &authError{"Not authenticated"}
+		return s.sessionPrincipal(r)
 	}
 	p, err := s.db.Authenticate(r.Context(), key)
 	if store.ErrorCode(err) == store.ENOTFOUND {

@@ -81,8 +81,23 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.createAPIKeyStmt, err = db.PrepareContext(ctx, createAPIKey); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateAPIKey: %w", err)
 	}
+	if q.createConsoleSessionStmt, err = db.PrepareContext(ctx, createConsoleSession); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateConsoleSession: %w", err)
+	}
 	if q.createOrganizationStmt, err = db.PrepareContext(ctx, createOrganization); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateOrganization: %w", err)
+	}
+	if q.createSignInLinkStmt, err = db.PrepareContext(ctx, createSignInLink); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateSignInLink: %w", err)
+	}
+	if q.deleteConsoleSessionStmt, err = db.PrepareContext(ctx, deleteConsoleSession); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteConsoleSession: %w", err)
+	}
+	if q.deleteExpiredConsoleSessionsStmt, err = db.PrepareContext(ctx, deleteExpiredConsoleSessions); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteExpiredConsoleSessions: %w", err)
+	}
+	if q.deleteExpiredSignInLinksStmt, err = db.PrepareContext(ctx, deleteExpiredSignInLinks); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteExpiredSignInLinks: %w", err)
 	}
 	if q.deleteHiddenCampaignStmt, err = db.PrepareContext(ctx, deleteHiddenCampaign); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteHiddenCampaign: %w", err)
@@ -143,6 +158,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.getCompliancePolicyStmt, err = db.PrepareContext(ctx, getCompliancePolicy); err != nil {
 		return nil, fmt.Errorf("error preparing query GetCompliancePolicy: %w", err)
+	}
+	if q.getConsoleSessionStmt, err = db.PrepareContext(ctx, getConsoleSession); err != nil {
+		return nil, fmt.Errorf("error preparing query GetConsoleSession: %w", err)
 	}
 	if q.getContactStmt, err = db.PrepareContext(ctx, getContact); err != nil {
 		return nil, fmt.Errorf("error preparing query GetContact: %w", err)
@@ -324,6 +342,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.recordReplayKeyStmt, err = db.PrepareContext(ctx, recordReplayKey); err != nil {
 		return nil, fmt.Errorf("error preparing query RecordReplayKey: %w", err)
 	}
+	if q.redeemSignInLinkStmt, err = db.PrepareContext(ctx, redeemSignInLink); err != nil {
+		return nil, fmt.Errorf("error preparing query RedeemSignInLink: %w", err)
+	}
 	if q.requeueAttemptStmt, err = db.PrepareContext(ctx, requeueAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query RequeueAttempt: %w", err)
 	}
@@ -371,6 +392,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.touchCallerIDStmt, err = db.PrepareContext(ctx, touchCallerID); err != nil {
 		return nil, fmt.Errorf("error preparing query TouchCallerID: %w", err)
+	}
+	if q.touchConsoleSessionStmt, err = db.PrepareContext(ctx, touchConsoleSession); err != nil {
+		return nil, fmt.Errorf("error preparing query TouchConsoleSession: %w", err)
 	}
 	if q.unfinishedAttemptsStmt, err = db.PrepareContext(ctx, unfinishedAttempts); err != nil {
 		return nil, fmt.Errorf("error preparing query UnfinishedAttempts: %w", err)
@@ -502,9 +526,34 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing createAPIKeyStmt: %w", cerr)
 		}
 	}
+	if q.createConsoleSessionStmt != nil {
+		if cerr := q.createConsoleSessionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createConsoleSessionStmt: %w", cerr)
+		}
+	}
 	if q.createOrganizationStmt != nil {
 		if cerr := q.createOrganizationStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing createOrganizationStmt: %w", cerr)
+		}
+	}
+	if q.createSignInLinkStmt != nil {
+		if cerr := q.createSignInLinkStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createSignInLinkStmt: %w", cerr)
+		}
+	}
+	if q.deleteConsoleSessionStmt != nil {
+		if cerr := q.deleteConsoleSessionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteConsoleSessionStmt: %w", cerr)
+		}
+	}
+	if q.deleteExpiredConsoleSessionsStmt != nil {
+		if cerr := q.deleteExpiredConsoleSessionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteExpiredConsoleSessionsStmt: %w", cerr)
+		}
+	}
+	if q.deleteExpiredSignInLinksStmt != nil {
+		if cerr := q.deleteExpiredSignInLinksStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteExpiredSignInLinksStmt: %w", cerr)
 		}
 	}
 	if q.deleteHiddenCampaignStmt != nil {
@@ -605,6 +654,11 @@ func (q *Queries) Close() error {
 	if q.getCompliancePolicyStmt != nil {
 		if cerr := q.getCompliancePolicyStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getCompliancePolicyStmt: %w", cerr)
+		}
+	}
+	if q.getConsoleSessionStmt != nil {
+		if cerr := q.getConsoleSessionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getConsoleSessionStmt: %w", cerr)
 		}
 	}
 	if q.getContactStmt != nil {
@@ -907,6 +961,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing recordReplayKeyStmt: %w", cerr)
 		}
 	}
+	if q.redeemSignInLinkStmt != nil {
+		if cerr := q.redeemSignInLinkStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing redeemSignInLinkStmt: %w", cerr)
+		}
+	}
 	if q.requeueAttemptStmt != nil {
 		if cerr := q.requeueAttemptStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing requeueAttemptStmt: %w", cerr)
@@ -985,6 +1044,11 @@ func (q *Queries) Close() error {
 	if q.touchCallerIDStmt != nil {
 		if cerr := q.touchCallerIDStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing touchCallerIDStmt: %w", cerr)
+		}
+	}
+	if q.touchConsoleSessionStmt != nil {
+		if cerr := q.touchConsoleSessionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing touchConsoleSessionStmt: %w", cerr)
 		}
 	}
 	if q.unfinishedAttemptsStmt != nil {
@@ -1095,7 +1159,12 @@ type Queries struct {
 	countUnfinishedCampaignsForWorkflowStmt *sql.Stmt
 	countWorkflowsStmt                      *sql.Stmt
 	createAPIKeyStmt                        *sql.Stmt
+	createConsoleSessionStmt                *sql.Stmt
 	createOrganizationStmt                  *sql.Stmt
+	createSignInLinkStmt                    *sql.Stmt
+	deleteConsoleSessionStmt                *sql.Stmt
+	deleteExpiredConsoleSessionsStmt        *sql.Stmt
+	deleteExpiredSignInLinksStmt            *sql.Stmt
 	deleteHiddenCampaignStmt                *sql.Stmt
 	deletePhoneNumberStmt                   *sql.Stmt
 	deleteSuppressionStmt                   *sql.Stmt
@@ -1116,6 +1185,7 @@ type Queries struct {
 	getCampaignByIDStmt                     *sql.Stmt
 	getCampaignRetryConfigStmt              *sql.Stmt
 	getCompliancePolicyStmt                 *sql.Stmt
+	getConsoleSessionStmt                   *sql.Stmt
 	getContactStmt                          *sql.Stmt
 	getDefaultOutboundConfigIDStmt          *sql.Stmt
 	getOrganizationByNameStmt               *sql.Stmt
@@ -1176,6 +1246,7 @@ type Queries struct {
 	recentLogsOfCampaignsStmt               *sql.Stmt
 	recordNumberCallStmt                    *sql.Stmt
 	recordReplayKeyStmt                     *sql.Stmt
+	redeemSignInLinkStmt                    *sql.Stmt
 	requeueAttemptStmt                      *sql.Stmt
 	resumeCampaignStmt                      *sql.Stmt
 	reviveSuppressionsStmt                  *sql.Stmt
@@ -1192,6 +1263,7 @@ type Queries struct {
 	telephonyConfigNameTakenStmt            *sql.Stmt
 	telephonyConfigVersionStmt              *sql.Stmt
 	touchCallerIDStmt                       *sql.Stmt
+	touchConsoleSessionStmt                 *sql.Stmt
 	unfinishedAttemptsStmt                  *sql.Stmt
 	unlinkRedialsStmt                       *sql.Stmt
 	unqueuedByTimezoneStmt                  *sql.Stmt
@@ -1227,7 +1299,12 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		countUnfinishedCampaignsForWorkflowStmt: q.countUnfinishedCampaignsForWorkflowStmt,
 		countWorkflowsStmt:                      q.countWorkflowsStmt,
 		createAPIKeyStmt:                        q.createAPIKeyStmt,
+		createConsoleSessionStmt:                q.createConsoleSessionStmt,
 		createOrganizationStmt:                  q.createOrganizationStmt,
+		createSignInLinkStmt:                    q.createSignInLinkStmt,
+		deleteConsoleSessionStmt:                q.deleteConsoleSessionStmt,
+		deleteExpiredConsoleSessionsStmt:        q.deleteExpiredConsoleSessionsStmt,
+		deleteExpiredSignInLinksStmt:            q.deleteExpiredSignInLinksStmt,
 		deleteHiddenCampaignStmt:                q.deleteHiddenCampaignStmt,
 		deletePhoneNumberStmt:                   q.deletePhoneNumberStmt,
 		deleteSuppressionStmt:                   q.deleteSuppressionStmt,
@@ -1248,6 +1325,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getCampaignByIDStmt:                     q.getCampaignByIDStmt,
 		getCampaignRetryConfigStmt:              q.getCampaignRetryConfigStmt,
 		getCompliancePolicyStmt:                 q.getCompliancePolicyStmt,
+		getConsoleSessionStmt:                   q.getConsoleSessionStmt,
 		getContactStmt:                          q.getContactStmt,
 		getDefaultOutboundConfigIDStmt:          q.getDefaultOutboundConfigIDStmt,
 		getOrganizationByNameStmt:               q.getOrganizationByNameStmt,
@@ -1308,6 +1386,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		recentLogsOfCampaignsStmt:               q.recentLogsOfCampaignsStmt,
 		recordNumberCallStmt:                    q.recordNumberCallStmt,
 		recordReplayKeyStmt:                     q.recordReplayKeyStmt,
+		redeemSignInLinkStmt:                    q.redeemSignInLinkStmt,
 		requeueAttemptStmt:                      q.requeueAttemptStmt,
 		resumeCampaignStmt:                      q.resumeCampaignStmt,
 		reviveSuppressionsStmt:                  q.reviveSuppressionsStmt,
@@ -1324,6 +1403,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		telephonyConfigNameTakenStmt:            q.telephonyConfigNameTakenStmt,
 		telephonyConfigVersionStmt:              q.telephonyConfigVersionStmt,
 		touchCallerIDStmt:                       q.touchCallerIDStmt,
+		touchConsoleSessionStmt:                 q.touchConsoleSessionStmt,
 		unfinishedAttemptsStmt:                  q.unfinishedAttemptsStmt,
 		unlinkRedialsStmt:                       q.unlinkRedialsStmt,
 		unqueuedByTimezoneStmt:                  q.unqueuedByTimezoneStmt,

@@ -115,6 +115,27 @@ type CompliancePolicyChange struct {
 	Changes        string
 }
 
+type ConsoleSession struct {
+	ID             int64
+	TokenHash      []byte
+	CsrfToken      string
+	ApiKeyID       int64
+	OrganizationID int64
+	CreatedAt      int64
+	LastSeenAt     int64
+	ExpiresAt      int64
+}
+
+type ConsoleSignInLink struct {
+	ID             int64
+	TokenHash      []byte
+	ApiKeyID       int64
+	OrganizationID int64
+	CreatedAt      int64
+	ExpiresAt      int64
+	UsedAt         sql.NullInt64
+}
+
 type Contact struct {
 	ID              int64
 	CampaignID      int64

@@ -1,0 +1,218 @@
+// Package console is Outdial's operator console (API.md 14): server-rendered
+// html/template pages with small plain-JavaScript modules, served by the same
+// binary under /console/, with the templates and static files embedded.
+//
+// The console holds no data of its own beyond its sign-in sessions (the
+// store's): every page gets what it shows by calling the public API in
+// process, exactly as a client would, with the browser's session cookie
+// (api.go), and renders the JSON it gets back. The API accepts that cookie
+// (web's authenticate) and, for requests that change something, also wants
+// the session's CSRF token in the X-CSRF-Token header.
+//
+// # Layout
+//
+//	console.go     Config, New, the request flow: security headers, sessions,
+//	               CSRF of forms, the sign-in redirect, error pages
+//	pages.go       the page registry (route, register) and rendering
+//	assets.go      embedded static files: fingerprints, gzip, caching
+//	api.go         in-process calls of the public API
+//	signin.go      sign-in, sign-out and the one-time sign-in link
+//	campaigns.go   the campaigns list
+//	templates/     layout.html (the frame of every page) and one file per page
+//	static/        console.css and the ES modules (console.js is shared)
+//
+// # Adding a page
+//
+// Add one Go file and one template:
+//
+//  1. templates/thing.html defines the block "content" (and, when the page
+//     has its own script, "scripts" with a <script type="module"> whose src
+//     is {{asset "thing.js"}}). It is rendered inside layout.html, with the
+//     view (pages.go) as dot: .Data is what the handler passed, .CSRF the
+//     session's token (forms that change something carry it as the hidden
+//     field csrf_token), .Now the console's clock. Template functions:
+//     asset, percent, ago (pages.go).
+//
+//  2. thing.go registers its routes in an init function:
+//
+//     func init() {
+//     register(route{pattern: "GET /console/things/{id}", handle: thingPage})
+//     }
+//
+//     func thingPage(c *Console, w http.ResponseWriter, r *http.Request, s *session) error {
+//     var thing thingJSON
+//     if err := c.api(r, s).get("/api/v1/things/"+r.PathValue("id"), &thing); err != nil {
+//     return err
+//     }
+//     return c.render(w, r, s, "thing.html", "Thing", "things", thing)
+//     }
+//
+// The navigation (pages.go) already links every section; render's nav
+// argument marks the current one.
+//
+// A route's pattern is an http.ServeMux pattern with its method; a GET
+// pattern answers HEAD too. Every route but the public ones (sign-in) needs a
+// session: signed out, a GET is redirected to the sign-in page (which comes
+// back to it), anything else is refused. A non-GET route's form must carry
+// the session's CSRF token (checked before the handler runs). Errors a
+// handler returns become error pages (an API error keeps its status and
+// detail; an API 401 means the session ended: back to sign-in). Static files
+// dropped into static/ are served fingerprinted; reference them with the
+// template function asset, and from other modules with a relative import
+// ("./console.js"), which is rewritten to the fingerprinted name.
+package console
+
+import (
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/outdial/outdial/store"
+)
+
+// SessionCookie is the name of the console's session cookie, which the API
+// accepts in place of an API key.
+const SessionCookie = "outdial_session"
+
+// CSRFHeader is the header that carries the session's CSRF token on API
+// requests authenticated by the session cookie that change something.
+const CSRFHeader = "X-CSRF-Token"
+
+// csrfField is the form field that carries the CSRF token of console forms.
+const csrfField = "csrf_token"
+
+// Prefix starts every console path.
+const Prefix = "/console/"
+
+// contentSecurityPolicy is sent with every console response: nothing inline,
+// nothing from another host.
+const contentSecurityPolicy = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; " +
+	"connect-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'"
+
+// Config is what the console needs.
+type Config struct {
+	// DB holds the sign-in sessions and checks pasted API keys.
+	DB *store.DB
+	// API serves the public API; the console calls it in process for
+	// everything it shows or changes.
+	API http.Handler
+	// Secure marks the session cookie Secure (the service's public URL is
+	// https).
+	Secure bool
+	// Now is the console's clock (relative times on pages); nil: time.Now.
+	// Sessions expire on the store's clock.
+	Now func() time.Time
+	// Log gets the errors behind 500 pages; nil discards them.
+	Log *slog.Logger
+}
+
+// Console serves the console. Build it with New.
+type Console struct {
+	db     *store.DB
+	apiH   http.Handler
+	secure bool
+	now    func() time.Time
+	log    *slog.Logger
+	mux    *http.ServeMux
+}
+
+// New returns the console's handler for "/", "/console" and everything under
+// Prefix (see Owns).
+func New(cfg Config) *Console {
+	c := &Console{db: cfg.DB, apiH: cfg.API, secure: cfg.Secure, now: cfg.Now, log: cfg.Log, mux: http.NewServeMux()}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	c.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, Prefix, http.StatusFound)
+	})
+	c.mux.HandleFunc("GET /console", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, Prefix, http.StatusFound)
+	})
+	c.mux.HandleFunc("GET "+staticPrefix+"{file}", serveAsset)
+	for _, rt := range registry {
+		c.mux.HandleFunc(rt.pattern, c.wrap(rt))
+	}
+	c.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
+		c.renderError(w, r, c.currentSession(r), http.StatusNotFound, "There is no such page.")
+	})
+	return c
+}
+
+// Owns reports whether path is the console's: "/", "/console" or any path
+// under Prefix.
+func Owns(path string) bool {
+	return path == "/" || path == "/console" || strings.HasPrefix(path, Prefix)
+}
+
+// Routes returns the patterns of the console's pages (http.ServeMux syntax,
+// method first), in registration order.
+func Routes() []string {
+	out := make([]string, len(registry))
+	for i, rt := range registry {
+		out[i] = rt.pattern
+	}
+	return out
+}
+
+// ServeHTTP serves a console path with the security headers every console
+// response carries.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Cache-Control", "no-store") // assets replace it
+	c.mux.ServeHTTP(w, r)
+}
+
+// wrap runs rt's handler: the session (or the redirect to sign-in), the
+// same-origin check and CSRF token of a request that changes something,
+// and the error page of a failed handler.
+func (c *Console) wrap(rt route) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s := c.currentSession(r)
+		safe := r.Method == http.MethodGet || r.Method == http.MethodHead
+		if !safe {
+			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+		}
+		if !safe && !sameOrigin(r) {
+			c.renderError(w, r, s, http.StatusForbidden, "This form was sent from another site.")
+			return
+		}
+		if !rt.public {
+			if s == nil {
+				if safe {
+					http.Redirect(w, r, signInPath+"?next="+queryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+					return
+				}
+				c.renderError(w, r, nil, http.StatusForbidden, "Your session has ended. Sign in again.")
+				return
+			}
+			if !safe && !validCSRF(r, s) {
+				c.renderError(w, r, s, http.StatusForbidden, "This form has expired. Reload the page and try again.")
+				return
+			}
+		}
+		if err := rt.handle(c, w, r, s); err != nil {
+			c.handleError(w, r, s, err)
+		}
+	}
+}
+
+// sameOrigin reports whether a request that changes something came from a
+// console page: its Origin header, when sent (browsers send it on every
+// POST), names the host the request was sent to.
+func sameOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	_, host, ok := strings.Cut(origin, "://")
+	return ok && strings.EqualFold(host, r.Host)
+}

@@ -1,0 +1,246 @@
+package console
+
+import (
+	"bytes"
+	"compress/gzip"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+)
+
+// route is one console route.
+type route struct {
+	// pattern is an http.ServeMux pattern with its method, e.g.
+	// "GET /console/campaigns/{id}" (a GET pattern answers HEAD too).
+	pattern string
+	// public routes are served without a session (the sign-in pages); a
+	// public handler gets a nil session when the browser has none.
+	public bool
+	// handle serves the route; a returned error becomes an error page.
+	handle handlerFunc
+}
+
+// handlerFunc serves one console route. s is the signed-in session (nil
+// only on a public route).
+type handlerFunc func(c *Console, w http.ResponseWriter, r *http.Request, s *session) error
+
+// registry holds every registered route, in registration order.
+var registry []route
+
+// register adds a route to the console; page files call it from init.
+func register(rt route) {
+	for _, have := range registry {
+		if have.pattern == rt.pattern {
+			panic("console: route " + rt.pattern + " registered twice")
+		}
+	}
+	registry = append(registry, rt)
+}
+
+// navigation is the header's links, in order. A page marks its own with
+// the nav argument of render (the entry's Key; "" marks none).
+var navigation = []navEntry{
+	{"campaigns", "Campaigns", Prefix + "campaigns"},
+	{"new-campaign", "New campaign", Prefix + "campaigns/new"},
+	{"telephony", "Telephony", Prefix + "telephony"},
+	{"workflows", "Workflows", Prefix + "workflows"},
+	{"suppressions", "Suppressions", Prefix + "suppressions"},
+	{"compliance", "Compliance", Prefix + "compliance"},
+}
+
+// navEntry is one link of the header's navigation.
+type navEntry struct {
+	Key, Label, Href string
+}
+
+// view is what every template gets as dot.
+type view struct {
+	Title string
+	// Nav is the key of the navigation entry marked current.
+	Nav string
+	// Navigation lists the header's links.
+	Navigation []navEntry
+	// SignedIn is true when the request has a session; CSRF is then its
+	// token, which forms that change something carry (csrf_token) and the
+	// layout puts in <meta name="csrf-token"> for the scripts.
+	SignedIn bool
+	CSRF     string
+	// Now is the console's clock when the page was rendered.
+	Now time.Time
+	// Data is the page's own data.
+	Data any
+}
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+// templates maps each page template's file name to the layout and that
+// page, parsed once at start-up.
+var templates = mustParseTemplates(templateFS)
+
+// templateFuncs are the functions every template may call.
+var templateFuncs = template.FuncMap{
+	"asset":   assetURL,
+	"percent": percent,
+	"ago":     ago,
+}
+
+// mustParseTemplates parses templates/layout.html with each other
+// templates/*.html; a template that does not parse stops the binary at
+// start-up (and every test).
+func mustParseTemplates(fsys fs.FS) map[string]*template.Template {
+	layout := template.Must(template.New("layout.html").Funcs(templateFuncs).ParseFS(fsys, "templates/layout.html"))
+	names, err := fs.Glob(fsys, "templates/*.html")
+	if err != nil {
+		panic(err)
+	}
+	out := make(map[string]*template.Template, len(names))
+	for _, name := range names {
+		base := path.Base(name)
+		if base == "layout.html" {
+			continue
+		}
+		out[base] = template.Must(template.Must(layout.Clone()).ParseFS(fsys, name))
+	}
+	return out
+}
+
+// render answers 200 with the page template name inside the layout.
+func (c *Console) render(w http.ResponseWriter, r *http.Request, s *session, name, title, nav string, data any) error {
+	return c.renderStatus(w, r, s, http.StatusOK, name, title, nav, data)
+}
+
+// renderStatus answers status with the page template name inside the
+// layout, gzip-compressed when the browser accepts it. The page is rendered
+// in full before anything is sent, so a template error is an error page,
+// not half a page.
+func (c *Console) renderStatus(w http.ResponseWriter, r *http.Request, s *session, status int, name, title, nav string, data any) error {
+	t, ok := templates[name]
+	if !ok {
+		return fmt.Errorf("console: no template %q", name)
+	}
+	v := view{Title: title, Nav: nav, Navigation: navigation, Now: c.now(), Data: data}
+	if s != nil {
+		v.SignedIn, v.CSRF = true, s.CSRFToken
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
+		return fmt.Errorf("render %s: %w", name, err)
+	}
+	writeCompressible(w, r, status, "text/html; charset=utf-8", buf.Bytes())
+	return nil
+}
+
+// errorPage is the data of error.html.
+type errorPage struct {
+	Status  int
+	Message string
+}
+
+// renderError answers status with an error page saying message.
+func (c *Console) renderError(w http.ResponseWriter, r *http.Request, s *session, status int, message string) {
+	err := c.renderStatus(w, r, s, status, "error.html", http.StatusText(status), "", errorPage{status, message})
+	if err != nil {
+		c.log.ErrorContext(r.Context(), "console error page", "error", err.Error())
+		http.Error(w, http.StatusText(status), status)
+	}
+}
+
+// handleError answers a handler's error: an API error as a page with its
+// status and detail (a 401 means the session ended: back to sign-in),
+// anything else as a logged 500.
+func (c *Console) handleError(w http.ResponseWriter, r *http.Request, s *session, err error) {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		if ae.status == http.StatusUnauthorized {
+			c.clearSessionCookie(w)
+			http.Redirect(w, r, signInPath+"?next="+queryEscape(safeNext(r.URL.RequestURI())), http.StatusSeeOther)
+			return
+		}
+		if ae.status < 500 {
+			c.renderError(w, r, s, ae.status, ae.detail)
+			return
+		}
+	}
+	c.log.ErrorContext(r.Context(), "console page", "method", r.Method, "pattern", r.Pattern, "error", err.Error())
+	c.renderError(w, r, s, http.StatusInternalServerError, "Something went wrong on our side. Try again in a moment.")
+}
+
+// percent returns part of whole in percent, 0..100, rounded down (0 when
+// whole is 0).
+func percent(part, whole int64) int64 {
+	if whole <= 0 || part <= 0 {
+		return 0
+	}
+	return min(100, part*100/whole)
+}
+
+// ago says how long before now t was, in the largest whole unit ("just
+// now", "5 min ago", "3 h ago", "2 days ago"); an RFC 3339 string is
+// parsed first, and an empty or unparsable one is "".
+func ago(now time.Time, t any) string {
+	var at time.Time
+	switch v := t.(type) {
+	case time.Time:
+		at = v
+	case string:
+		p, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return ""
+		}
+		at = p
+	case *string:
+		if v == nil {
+			return ""
+		}
+		return ago(now, *v)
+	default:
+		return ""
+	}
+	d := now.Sub(at)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min ago", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h ago", int(d/time.Hour))
+	default:
+		return fmt.Sprintf("%d days ago", int(d/(24*time.Hour)))
+	}
+}
+
+// writeCompressible answers status with body of type ctype, gzip-compressed
+// when the request accepts it.
+func writeCompressible(w http.ResponseWriter, r *http.Request, status int, ctype string, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", ctype)
+	h.Add("Vary", "Accept-Encoding")
+	if acceptsGzip(r) {
+		h.Set("Content-Encoding", "gzip")
+		body = gzipBytes(body, gzip.DefaultCompression) // per request: cheaper than the assets' best
+	}
+	h.Set("Content-Length", fmt.Sprint(len(body)))
+	w.WriteHeader(status)
+	w.Write(body) //nolint:errcheck // client gone
+}
+
+// acceptsGzip reports whether the request's Accept-Encoding lists gzip
+// with a non-zero quality.
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+			continue
+		}
+		q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+		return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+	}
+	return false
+}
