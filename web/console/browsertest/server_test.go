@@ -198,13 +198,17 @@ func (b *lockedBuffer) Write(p []byte) (int, error) {
 	return b.buf.Write(p)
 }
 
-// tail returns the last n bytes written (all of them when fewer).
+// tail returns the whole lines among the last n bytes written (all of
+// them when fewer).
 func (b *lockedBuffer) tail(n int) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	out := b.buf.Bytes()
 	if len(out) > n {
 		out = out[len(out)-n:]
+		if i := bytes.IndexByte(out, '\n'); i >= 0 {
+			out = out[i+1:]
+		}
 	}
 	return string(out)
 }

@@ -179,7 +179,7 @@ func (tb *tab) waitFor(timeout time.Duration, what, fn string, args ...any) erro
 		if err == nil && ok {
 			return nil
 		}
-		if err != nil && !errors.Is(err, chromedp.ErrPollingTimeout) {
+		if err != nil && !errors.Is(err, chromedp.ErrPollingTimeout) && ctx.Err() == nil {
 			last = err
 		}
 		if ctx.Err() != nil || errors.Is(err, chromedp.ErrPollingTimeout) {
