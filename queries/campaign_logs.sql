@@ -22,3 +22,9 @@ JOIN campaign_logs l ON l.campaign_id = c.id
                           ORDER BY l2.id DESC LIMIT 1 OFFSET 49), 0)
 WHERE c.id IN (sqlc.slice('ids'))
 ORDER BY c.id, l.id;
+
+-- name: LogsAfterID :many
+SELECT * FROM campaign_logs WHERE campaign_id = ? AND id > ? ORDER BY id LIMIT ?;
+
+-- name: LastLogID :one
+SELECT CAST(COALESCE(MAX(id), 0) AS INTEGER) FROM campaign_logs WHERE campaign_id = ?;

@@ -74,10 +74,27 @@ UPDATE campaigns SET redialed_campaign_id = ?, updated_at = ? WHERE id = ? AND r
 SELECT id FROM campaigns WHERE state = 'running' AND visibility = 'visible' ORDER BY id;
 
 -- name: AddCampaignCounts :exec
+-- outcome, when not '', is the outcome of a call that ended (the snapshot's
+-- outcomes, API.md 10).
 UPDATE campaigns
 SET processed_rows = processed_rows + @processed, failed_rows = failed_rows + @failed,
-    executed_count = executed_count + @executed, total_queued_count = total_queued_count + @queued
+    executed_count = executed_count + @executed, total_queued_count = total_queued_count + @queued,
+    calls_answered = calls_answered + (CAST(@outcome AS TEXT) = 'answered'),
+    calls_voicemail = calls_voicemail + (@outcome = 'voicemail'),
+    calls_busy = calls_busy + (@outcome = 'busy'),
+    calls_no_answer = calls_no_answer + (@outcome = 'no_answer'),
+    calls_failed = calls_failed + (@outcome = 'failed'),
+    calls_canceled = calls_canceled + (@outcome = 'canceled'),
+    calls_unknown = calls_unknown + (@outcome = 'unknown'),
+    calls_suppressed = calls_suppressed + (@outcome = 'suppressed')
 WHERE id = @id;
+
+-- name: CampaignSnapshot :one
+-- The counters of a live snapshot (API.md 10): one row, no definition.
+SELECT id, organization_id, state, total_rows, processed_rows, failed_rows, executed_count,
+       max_concurrency, next_dial_at, calls_answered, calls_voicemail, calls_busy, calls_no_answer,
+       calls_failed, calls_canceled, calls_unknown, calls_suppressed
+FROM campaigns WHERE id = ? AND visibility = 'visible';
 
 -- name: CountUnfinishedCampaignsForWorkflow :one
 SELECT count(*) FROM campaigns WHERE workflow_id = ? AND state IN ('draft', 'running', 'paused') AND visibility != 'deleting';
@@ -100,3 +117,10 @@ SELECT zone_sets FROM campaigns WHERE id = ?;
 
 -- name: CampaignCountsByState :many
 SELECT state, COUNT(*) AS n FROM campaigns GROUP BY state;
+
+-- name: UnfinishedCampaignIDs :many
+-- The organization's newest campaigns that may still dial (an
+-- organization-wide event stream's first snapshots).
+SELECT id FROM campaigns
+WHERE organization_id = ? AND state IN ('draft', 'running', 'paused') AND visibility = 'visible'
+ORDER BY id DESC LIMIT ?;

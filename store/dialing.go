@@ -70,6 +70,9 @@ type Applied struct {
 	// Completed: this status made every contact final and the running
 	// campaign completed.
 	Completed bool
+	// ContactRow and Attempt identify the call that ended (Final only).
+	ContactRow int64
+	Attempt    int64
 }
 
 // ApplyStatus applies u to attempt id in one transaction. A status for a
@@ -147,7 +150,7 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 			// Plivo report it apart from the hang-up).
 			u.Outcome = "voicemail"
 		}
-		res.Final, res.Outcome = true, u.Outcome
+		res.Final, res.Outcome, res.ContactRow, res.Attempt = true, u.Outcome, r.ContactRow, r.Attempt
 		if _, err := q.FinishAttempt(ctx, sqlcdb.FinishAttemptParams{Outcome: str(u.Outcome), RawStatus: str(u.Raw),
 			AnsweredBy: str(u.AnsweredBy), Error: str(u.Error), EndedAt: sql.NullInt64{Int64: at, Valid: true},
 			DurationSeconds: sql.NullInt64{Int64: int64(u.DurationSeconds), Valid: true}, AnsweredAt: answeredAt,
@@ -189,7 +192,7 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 				Outcome: str(u.Outcome), ID: r.ContactID}); err != nil {
 				return fmt.Errorf("note contact attempt: %w", err)
 			}
-			return q.AddCampaignCounts(ctx, sqlcdb.AddCampaignCountsParams{Queued: 1, Executed: executed, ID: r.CampaignID})
+			return q.AddCampaignCounts(ctx, sqlcdb.AddCampaignCountsParams{Queued: 1, Executed: executed, Outcome: u.Outcome, ID: r.CampaignID})
 		}
 		if _, err := q.FinalizeContact(ctx, sqlcdb.FinalizeContactParams{Outcome: str(u.Outcome), Attempts: r.Attempt,
 			LastCallAt: lastCall, DurationSeconds: sql.NullInt64{Int64: int64(u.DurationSeconds), Valid: true},
@@ -201,7 +204,7 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 		if u.Outcome != "answered" && u.Outcome != OutcomeSuppressed {
 			failed = 1
 		}
-		if err := q.AddCampaignCounts(ctx, sqlcdb.AddCampaignCountsParams{Processed: 1, Failed: failed, Executed: executed, ID: r.CampaignID}); err != nil {
+		if err := q.AddCampaignCounts(ctx, sqlcdb.AddCampaignCountsParams{Processed: 1, Failed: failed, Executed: executed, Outcome: u.Outcome, ID: r.CampaignID}); err != nil {
 			return fmt.Errorf("count contact: %w", err)
 		}
 		res.Completed, err = db.completeIfDone(ctx, q, r.CampaignID, u.At)

@@ -37,6 +37,17 @@ func (q *Queries) InsertLog(ctx context.Context, arg InsertLogParams) (int64, er
 	return id, err
 }
 
+const lastLogID = `-- name: LastLogID :one
+SELECT CAST(COALESCE(MAX(id), 0) AS INTEGER) FROM campaign_logs WHERE campaign_id = ?
+`
+
+func (q *Queries) LastLogID(ctx context.Context, campaignID int64) (int64, error) {
+	row := q.queryRow(ctx, q.lastLogIDStmt, lastLogID, campaignID)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const listLogs = `-- name: ListLogs :many
 SELECT id, campaign_id, ts, level, event, message, details FROM campaign_logs WHERE campaign_id = ? AND ts > ? ORDER BY id LIMIT ?
 `
@@ -49,6 +60,47 @@ type ListLogsParams struct {
 
 func (q *Queries) ListLogs(ctx context.Context, arg ListLogsParams) ([]CampaignLog, error) {
 	rows, err := q.query(ctx, q.listLogsStmt, listLogs, arg.CampaignID, arg.Ts, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []CampaignLog{}
+	for rows.Next() {
+		var i CampaignLog
+		if err := rows.Scan(
+			&i.ID,
+			&i.CampaignID,
+			&i.Ts,
+			&i.Level,
+			&i.Event,
+			&i.Message,
+			&i.Details,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const logsAfterID = `-- name: LogsAfterID :many
+SELECT id, campaign_id, ts, level, event, message, details FROM campaign_logs WHERE campaign_id = ? AND id > ? ORDER BY id LIMIT ?
+`
+
+type LogsAfterIDParams struct {
+	CampaignID int64
+	ID         int64
+	Limit      int64
+}
+
+func (q *Queries) LogsAfterID(ctx context.Context, arg LogsAfterIDParams) ([]CampaignLog, error) {
+	rows, err := q.query(ctx, q.logsAfterIDStmt, logsAfterID, arg.CampaignID, arg.ID, arg.Limit)
 	if err != nil {
 		return nil, err
 	}

@@ -13,8 +13,16 @@ import (
 const addCampaignCounts = `-- name: AddCampaignCounts :exec
 UPDATE campaigns
 SET processed_rows = processed_rows + ?1, failed_rows = failed_rows + ?2,
-    executed_count = executed_count + ?3, total_queued_count = total_queued_count + ?4
-WHERE id = ?5
+    executed_count = executed_count + ?3, total_queued_count = total_queued_count + ?4,
+    calls_answered = calls_answered + (CAST(?5 AS TEXT) = 'answered'),
+    calls_voicemail = calls_voicemail + (?5 = 'voicemail'),
+    calls_busy = calls_busy + (?5 = 'busy'),
+    calls_no_answer = calls_no_answer + (?5 = 'no_answer'),
+    calls_failed = calls_failed + (?5 = 'failed'),
+    calls_canceled = calls_canceled + (?5 = 'canceled'),
+    calls_unknown = calls_unknown + (?5 = 'unknown'),
+    calls_suppressed = calls_suppressed + (?5 = 'suppressed')
+WHERE id = ?6
 `
 
 type AddCampaignCountsParams struct {
@@ -22,15 +30,19 @@ type AddCampaignCountsParams struct {
 	Failed    int64
 	Executed  int64
 	Queued    int64
+	Outcome   string
 	ID        int64
 }
 
+// outcome, when not ”, is the outcome of a call that ended (the snapshot's
+// outcomes, API.md 10).
 func (q *Queries) AddCampaignCounts(ctx context.Context, arg AddCampaignCountsParams) error {
 	_, err := q.exec(ctx, q.addCampaignCountsStmt, addCampaignCounts,
 		arg.Processed,
 		arg.Failed,
 		arg.Executed,
 		arg.Queued,
+		arg.Outcome,
 		arg.ID,
 	)
 	return err
@@ -66,6 +78,59 @@ func (q *Queries) CampaignCountsByState(ctx context.Context) ([]CampaignCountsBy
 		return nil, err
 	}
 	return items, nil
+}
+
+const campaignSnapshot = `-- name: CampaignSnapshot :one
+SELECT id, organization_id, state, total_rows, processed_rows, failed_rows, executed_count,
+       max_concurrency, next_dial_at, calls_answered, calls_voicemail, calls_busy, calls_no_answer,
+       calls_failed, calls_canceled, calls_unknown, calls_suppressed
+FROM campaigns WHERE id = ? AND visibility = 'visible'
+`
+
+type CampaignSnapshotRow struct {
+	ID              int64
+	OrganizationID  int64
+	State           string
+	TotalRows       int64
+	ProcessedRows   int64
+	FailedRows      int64
+	ExecutedCount   int64
+	MaxConcurrency  int64
+	NextDialAt      sql.NullInt64
+	CallsAnswered   int64
+	CallsVoicemail  int64
+	CallsBusy       int64
+	CallsNoAnswer   int64
+	CallsFailed     int64
+	CallsCanceled   int64
+	CallsUnknown    int64
+	CallsSuppressed int64
+}
+
+// The counters of a live snapshot (API.md 10): one row, no definition.
+func (q *Queries) CampaignSnapshot(ctx context.Context, id int64) (CampaignSnapshotRow, error) {
+	row := q.queryRow(ctx, q.campaignSnapshotStmt, campaignSnapshot, id)
+	var i CampaignSnapshotRow
+	err := row.Scan(
+		&i.ID,
+		&i.OrganizationID,
+		&i.State,
+		&i.TotalRows,
+		&i.ProcessedRows,
+		&i.FailedRows,
+		&i.ExecutedCount,
+		&i.MaxConcurrency,
+		&i.NextDialAt,
+		&i.CallsAnswered,
+		&i.CallsVoicemail,
+		&i.CallsBusy,
+		&i.CallsNoAnswer,
+		&i.CallsFailed,
+		&i.CallsCanceled,
+		&i.CallsUnknown,
+		&i.CallsSuppressed,
+	)
+	return i, err
 }
 
 const campaignZoneSets = `-- name: CampaignZoneSets :one
@@ -155,7 +220,7 @@ func (q *Queries) CountUnfinishedCampaignsForWorkflow(ctx context.Context, workf
 }
 
 const getCampaign = `-- name: GetCampaign :one
-SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.telephony_configuration_id, c.config_name_at_create, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, c.visibility, c.timezones, c.last_row, c.queued_through_row, c.zone_sets, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name,
+SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.telephony_configuration_id, c.config_name_at_create, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, c.visibility, c.timezones, c.last_row, c.queued_through_row, c.zone_sets, c.calls_answered, c.calls_voicemail, c.calls_busy, c.calls_no_answer, c.calls_failed, c.calls_canceled, c.calls_unknown, c.calls_suppressed, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name,
        CAST(COALESCE(d.definition, '{}') AS TEXT) AS workflow_definition
 FROM campaigns c LEFT JOIN telephony_configs t ON t.id = c.telephony_configuration_id
 LEFT JOIN campaign_definitions d ON d.campaign_id = c.id
@@ -204,6 +269,14 @@ type GetCampaignRow struct {
 	LastRow                    int64
 	QueuedThroughRow           int64
 	ZoneSets                   string
+	CallsAnswered              int64
+	CallsVoicemail             int64
+	CallsBusy                  int64
+	CallsNoAnswer              int64
+	CallsFailed                int64
+	CallsCanceled              int64
+	CallsUnknown               int64
+	CallsSuppressed            int64
 	TelephonyConfigurationName string
 	WorkflowDefinition         string
 }
@@ -248,6 +321,14 @@ func (q *Queries) GetCampaign(ctx context.Context, arg GetCampaignParams) (GetCa
 		&i.LastRow,
 		&i.QueuedThroughRow,
 		&i.ZoneSets,
+		&i.CallsAnswered,
+		&i.CallsVoicemail,
+		&i.CallsBusy,
+		&i.CallsNoAnswer,
+		&i.CallsFailed,
+		&i.CallsCanceled,
+		&i.CallsUnknown,
+		&i.CallsSuppressed,
 		&i.TelephonyConfigurationName,
 		&i.WorkflowDefinition,
 	)
@@ -255,7 +336,7 @@ func (q *Queries) GetCampaign(ctx context.Context, arg GetCampaignParams) (GetCa
 }
 
 const getCampaignByID = `-- name: GetCampaignByID :one
-SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.telephony_configuration_id, c.config_name_at_create, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, c.visibility, c.timezones, c.last_row, c.queued_through_row, c.zone_sets, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name,
+SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.telephony_configuration_id, c.config_name_at_create, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, c.visibility, c.timezones, c.last_row, c.queued_through_row, c.zone_sets, c.calls_answered, c.calls_voicemail, c.calls_busy, c.calls_no_answer, c.calls_failed, c.calls_canceled, c.calls_unknown, c.calls_suppressed, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name,
        CAST(COALESCE(d.definition, '{}') AS TEXT) AS workflow_definition
 FROM campaigns c LEFT JOIN telephony_configs t ON t.id = c.telephony_configuration_id
 LEFT JOIN campaign_definitions d ON d.campaign_id = c.id
@@ -299,6 +380,14 @@ type GetCampaignByIDRow struct {
 	LastRow                    int64
 	QueuedThroughRow           int64
 	ZoneSets                   string
+	CallsAnswered              int64
+	CallsVoicemail             int64
+	CallsBusy                  int64
+	CallsNoAnswer              int64
+	CallsFailed                int64
+	CallsCanceled              int64
+	CallsUnknown               int64
+	CallsSuppressed            int64
 	TelephonyConfigurationName string
 	WorkflowDefinition         string
 }
@@ -343,6 +432,14 @@ func (q *Queries) GetCampaignByID(ctx context.Context, id int64) (GetCampaignByI
 		&i.LastRow,
 		&i.QueuedThroughRow,
 		&i.ZoneSets,
+		&i.CallsAnswered,
+		&i.CallsVoicemail,
+		&i.CallsBusy,
+		&i.CallsNoAnswer,
+		&i.CallsFailed,
+		&i.CallsCanceled,
+		&i.CallsUnknown,
+		&i.CallsSuppressed,
 		&i.TelephonyConfigurationName,
 		&i.WorkflowDefinition,
 	)
@@ -426,7 +523,7 @@ func (q *Queries) InsertCampaignDefinition(ctx context.Context, arg InsertCampai
 }
 
 const listCampaigns = `-- name: ListCampaigns :many
-SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.telephony_configuration_id, c.config_name_at_create, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, c.visibility, c.timezones, c.last_row, c.queued_through_row, c.zone_sets, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name,
+SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.telephony_configuration_id, c.config_name_at_create, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, c.visibility, c.timezones, c.last_row, c.queued_through_row, c.zone_sets, c.calls_answered, c.calls_voicemail, c.calls_busy, c.calls_no_answer, c.calls_failed, c.calls_canceled, c.calls_unknown, c.calls_suppressed, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name,
        CAST('' AS TEXT) AS workflow_definition
 FROM campaigns c LEFT JOIN telephony_configs t ON t.id = c.telephony_configuration_id
 WHERE c.organization_id = ? AND c.id < ? AND c.visibility = 'visible'
@@ -476,6 +573,14 @@ type ListCampaignsRow struct {
 	LastRow                    int64
 	QueuedThroughRow           int64
 	ZoneSets                   string
+	CallsAnswered              int64
+	CallsVoicemail             int64
+	CallsBusy                  int64
+	CallsNoAnswer              int64
+	CallsFailed                int64
+	CallsCanceled              int64
+	CallsUnknown               int64
+	CallsSuppressed            int64
 	TelephonyConfigurationName string
 	WorkflowDefinition         string
 }
@@ -528,6 +633,14 @@ func (q *Queries) ListCampaigns(ctx context.Context, arg ListCampaignsParams) ([
 			&i.LastRow,
 			&i.QueuedThroughRow,
 			&i.ZoneSets,
+			&i.CallsAnswered,
+			&i.CallsVoicemail,
+			&i.CallsBusy,
+			&i.CallsNoAnswer,
+			&i.CallsFailed,
+			&i.CallsCanceled,
+			&i.CallsUnknown,
+			&i.CallsSuppressed,
 			&i.TelephonyConfigurationName,
 			&i.WorkflowDefinition,
 		); err != nil {
@@ -704,6 +817,42 @@ func (q *Queries) StartCampaign(ctx context.Context, arg StartCampaignParams) (i
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const unfinishedCampaignIDs = `-- name: UnfinishedCampaignIDs :many
+SELECT id FROM campaigns
+WHERE organization_id = ? AND state IN ('draft', 'running', 'paused') AND visibility = 'visible'
+ORDER BY id DESC LIMIT ?
+`
+
+type UnfinishedCampaignIDsParams struct {
+	OrganizationID int64
+	Limit          int64
+}
+
+// The organization's newest campaigns that may still dial (an
+// organization-wide event stream's first snapshots).
+func (q *Queries) UnfinishedCampaignIDs(ctx context.Context, arg UnfinishedCampaignIDsParams) ([]int64, error) {
+	rows, err := q.query(ctx, q.unfinishedCampaignIDsStmt, unfinishedCampaignIDs, arg.OrganizationID, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const updateCampaignSettings = `-- name: UpdateCampaignSettings :exec

@@ -36,6 +36,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.campaignCountsByStateStmt, err = db.PrepareContext(ctx, campaignCountsByState); err != nil {
 		return nil, fmt.Errorf("error preparing query CampaignCountsByState: %w", err)
 	}
+	if q.campaignSnapshotStmt, err = db.PrepareContext(ctx, campaignSnapshot); err != nil {
+		return nil, fmt.Errorf("error preparing query CampaignSnapshot: %w", err)
+	}
 	if q.campaignZoneSetsStmt, err = db.PrepareContext(ctx, campaignZoneSets); err != nil {
 		return nil, fmt.Errorf("error preparing query CampaignZoneSets: %w", err)
 	}
@@ -225,6 +228,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.lastContactRowStmt, err = db.PrepareContext(ctx, lastContactRow); err != nil {
 		return nil, fmt.Errorf("error preparing query LastContactRow: %w", err)
 	}
+	if q.lastLogIDStmt, err = db.PrepareContext(ctx, lastLogID); err != nil {
+		return nil, fmt.Errorf("error preparing query LastLogID: %w", err)
+	}
 	if q.listAPIKeysStmt, err = db.PrepareContext(ctx, listAPIKeys); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAPIKeys: %w", err)
 	}
@@ -260,6 +266,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.listWorkflowsStmt, err = db.PrepareContext(ctx, listWorkflows); err != nil {
 		return nil, fmt.Errorf("error preparing query ListWorkflows: %w", err)
+	}
+	if q.logsAfterIDStmt, err = db.PrepareContext(ctx, logsAfterID); err != nil {
+		return nil, fmt.Errorf("error preparing query LogsAfterID: %w", err)
 	}
 	if q.markAttemptPlacedStmt, err = db.PrepareContext(ctx, markAttemptPlaced); err != nil {
 		return nil, fmt.Errorf("error preparing query MarkAttemptPlaced: %w", err)
@@ -399,6 +408,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.unfinishedAttemptsStmt, err = db.PrepareContext(ctx, unfinishedAttempts); err != nil {
 		return nil, fmt.Errorf("error preparing query UnfinishedAttempts: %w", err)
 	}
+	if q.unfinishedCampaignIDsStmt, err = db.PrepareContext(ctx, unfinishedCampaignIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query UnfinishedCampaignIDs: %w", err)
+	}
 	if q.unlinkRedialsStmt, err = db.PrepareContext(ctx, unlinkRedials); err != nil {
 		return nil, fmt.Errorf("error preparing query UnlinkRedials: %w", err)
 	}
@@ -449,6 +461,11 @@ func (q *Queries) Close() error {
 	if q.campaignCountsByStateStmt != nil {
 		if cerr := q.campaignCountsByStateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing campaignCountsByStateStmt: %w", cerr)
+		}
+	}
+	if q.campaignSnapshotStmt != nil {
+		if cerr := q.campaignSnapshotStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing campaignSnapshotStmt: %w", cerr)
 		}
 	}
 	if q.campaignZoneSetsStmt != nil {
@@ -766,6 +783,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing lastContactRowStmt: %w", cerr)
 		}
 	}
+	if q.lastLogIDStmt != nil {
+		if cerr := q.lastLogIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing lastLogIDStmt: %w", cerr)
+		}
+	}
 	if q.listAPIKeysStmt != nil {
 		if cerr := q.listAPIKeysStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listAPIKeysStmt: %w", cerr)
@@ -824,6 +846,11 @@ func (q *Queries) Close() error {
 	if q.listWorkflowsStmt != nil {
 		if cerr := q.listWorkflowsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listWorkflowsStmt: %w", cerr)
+		}
+	}
+	if q.logsAfterIDStmt != nil {
+		if cerr := q.logsAfterIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing logsAfterIDStmt: %w", cerr)
 		}
 	}
 	if q.markAttemptPlacedStmt != nil {
@@ -1056,6 +1083,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing unfinishedAttemptsStmt: %w", cerr)
 		}
 	}
+	if q.unfinishedCampaignIDsStmt != nil {
+		if cerr := q.unfinishedCampaignIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing unfinishedCampaignIDsStmt: %w", cerr)
+		}
+	}
 	if q.unlinkRedialsStmt != nil {
 		if cerr := q.unlinkRedialsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing unlinkRedialsStmt: %w", cerr)
@@ -1144,6 +1176,7 @@ type Queries struct {
 	addCampaignCountsStmt                   *sql.Stmt
 	authenticateAPIKeyStmt                  *sql.Stmt
 	campaignCountsByStateStmt               *sql.Stmt
+	campaignSnapshotStmt                    *sql.Stmt
 	campaignZoneSetsStmt                    *sql.Stmt
 	cancelCampaignStmt                      *sql.Stmt
 	claimAttemptsStmt                       *sql.Stmt
@@ -1207,6 +1240,7 @@ type Queries struct {
 	insertWorkflowStmt                      *sql.Stmt
 	lastAttemptOfContactStmt                *sql.Stmt
 	lastContactRowStmt                      *sql.Stmt
+	lastLogIDStmt                           *sql.Stmt
 	listAPIKeysStmt                         *sql.Stmt
 	listAttemptsStmt                        *sql.Stmt
 	listAttemptsByOutcomeStmt               *sql.Stmt
@@ -1219,6 +1253,7 @@ type Queries struct {
 	listSuppressionsStmt                    *sql.Stmt
 	listTelephonyConfigsStmt                *sql.Stmt
 	listWorkflowsStmt                       *sql.Stmt
+	logsAfterIDStmt                         *sql.Stmt
 	markAttemptPlacedStmt                   *sql.Stmt
 	markAttemptUnconfirmedStmt              *sql.Stmt
 	minDeadlineStmt                         *sql.Stmt
@@ -1265,6 +1300,7 @@ type Queries struct {
 	touchCallerIDStmt                       *sql.Stmt
 	touchConsoleSessionStmt                 *sql.Stmt
 	unfinishedAttemptsStmt                  *sql.Stmt
+	unfinishedCampaignIDsStmt               *sql.Stmt
 	unlinkRedialsStmt                       *sql.Stmt
 	unqueuedByTimezoneStmt                  *sql.Stmt
 	updateCampaignSettingsStmt              *sql.Stmt
@@ -1284,6 +1320,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		addCampaignCountsStmt:                   q.addCampaignCountsStmt,
 		authenticateAPIKeyStmt:                  q.authenticateAPIKeyStmt,
 		campaignCountsByStateStmt:               q.campaignCountsByStateStmt,
+		campaignSnapshotStmt:                    q.campaignSnapshotStmt,
 		campaignZoneSetsStmt:                    q.campaignZoneSetsStmt,
 		cancelCampaignStmt:                      q.cancelCampaignStmt,
 		claimAttemptsStmt:                       q.claimAttemptsStmt,
@@ -1347,6 +1384,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		insertWorkflowStmt:                      q.insertWorkflowStmt,
 		lastAttemptOfContactStmt:                q.lastAttemptOfContactStmt,
 		lastContactRowStmt:                      q.lastContactRowStmt,
+		lastLogIDStmt:                           q.lastLogIDStmt,
 		listAPIKeysStmt:                         q.listAPIKeysStmt,
 		listAttemptsStmt:                        q.listAttemptsStmt,
 		listAttemptsByOutcomeStmt:               q.listAttemptsByOutcomeStmt,
@@ -1359,6 +1397,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listSuppressionsStmt:                    q.listSuppressionsStmt,
 		listTelephonyConfigsStmt:                q.listTelephonyConfigsStmt,
 		listWorkflowsStmt:                       q.listWorkflowsStmt,
+		logsAfterIDStmt:                         q.logsAfterIDStmt,
 		markAttemptPlacedStmt:                   q.markAttemptPlacedStmt,
 		markAttemptUnconfirmedStmt:              q.markAttemptUnconfirmedStmt,
 		minDeadlineStmt:                         q.minDeadlineStmt,
@@ -1405,6 +1444,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		touchCallerIDStmt:                       q.touchCallerIDStmt,
 		touchConsoleSessionStmt:                 q.touchConsoleSessionStmt,
 		unfinishedAttemptsStmt:                  q.unfinishedAttemptsStmt,
+		unfinishedCampaignIDsStmt:               q.unfinishedCampaignIDsStmt,
 		unlinkRedialsStmt:                       q.unlinkRedialsStmt,
 		unqueuedByTimezoneStmt:                  q.unqueuedByTimezoneStmt,
 		updateCampaignSettingsStmt:              q.updateCampaignSettingsStmt,

@@ -82,6 +82,14 @@ type Campaign struct {
 	LastRow                  int64
 	QueuedThroughRow         int64
 	ZoneSets                 string
+	CallsAnswered            int64
+	CallsVoicemail           int64
+	CallsBusy                int64
+	CallsNoAnswer            int64
+	CallsFailed              int64
+	CallsCanceled            int64
+	CallsUnknown             int64
+	CallsSuppressed          int64
 }
 
 type CampaignDefinition struct {
