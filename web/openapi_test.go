@@ -22,6 +22,7 @@ import (
 	"github.com/outdial/outdial/dialer/carrier"
 	"github.com/outdial/outdial/store"
 	"github.com/outdial/outdial/web"
+	"github.com/outdial/outdial/web/console"
 )
 
 // These tests keep web/openapi.json true to the server: every registered
@@ -233,7 +234,8 @@ func TestOpenAPISecurityMatchesServer(t *testing.T) {
 	var want []string
 	for name, v := range schemes {
 		if v := v.(map[string]any); (v["type"] == "apiKey" && v["in"] == "header" && v["name"] == "X-API-Key") ||
-			(v["type"] == "http" && strings.EqualFold(fmt.Sprint(v["scheme"]), "bearer")) {
+			(v["type"] == "http" && strings.EqualFold(fmt.Sprint(v["scheme"]), "bearer")) ||
+			(v["type"] == "apiKey" && v["in"] == "cookie" && v["name"] == console.SessionCookie) {
 			want = append(want, name)
 		}
 	}
@@ -243,8 +245,8 @@ func TestOpenAPISecurityMatchesServer(t *testing.T) {
 		m, _ := req.(map[string]any)
 		global = append(global, openAPIKeys(m)...)
 	}
-	if sort.Strings(want); len(want) != 2 || !slices.Equal(openAPISorted(global), want) {
-		t.Errorf("global security = %v, want either of an X-API-Key header key and http bearer (found schemes %v)", global, want)
+	if sort.Strings(want); len(want) != 3 || !slices.Equal(openAPISorted(global), want) {
+		t.Errorf("global security = %v, want any of an X-API-Key header key, http bearer and the console's session cookie (found schemes %v)", global, want)
 	}
 
 	// An unauthenticated request tells whether the server needs a key.
