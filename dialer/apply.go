@@ -100,6 +100,8 @@ func (e *Engine) apply(ctx context.Context, attemptID int64, st carrier.Status, 
 		r.poke(false)
 	}
 	e.observeOutcome(ctx, res.CampaignID, res.Outcome)
+	e.changed(Change{CampaignID: res.CampaignID, Ended: &EndedCall{AttemptID: attemptID, ContactRow: res.ContactRow,
+		Attempt: res.Attempt, Outcome: res.Outcome, EndedAt: now, DurationSeconds: st.DurationSeconds}})
 	return res, nil
 }
 
@@ -130,6 +132,7 @@ func (e *Engine) checkBreaker(ctx context.Context, r *runner, failed bool, now t
 	if paused {
 		r.halt()
 		e.met.BreakerTripped()
+		e.touched(r.id)
 	}
 	return paused
 }

@@ -71,6 +71,7 @@ type Engine struct {
 	stopped  bool
 	agg      aggregator
 	guard    guardRails // compliance policies and suppression gates (guard.go)
+	watch    watcher    // the live streams' watcher (watch.go)
 
 	// countMu orders the first count of a campaign's active attempts
 	// (write) against status applications (read, from before the status is

@@ -37,6 +37,7 @@ func (e *Engine) aggregateLog(ctx context.Context, campaignID int64, level, even
 		if err := e.db.UpdateLog(ctx, ent.id, fmt.Sprintf("%s (%d times in the last minute)", msg, ent.count), details); err != nil {
 			e.log.Error("dialer: update log", slog.String("error", err.Error()))
 		}
+		e.touched(campaignID)
 		e.agg.entries[key] = ent
 		return
 	}
@@ -47,10 +48,12 @@ func (e *Engine) aggregateLog(ctx context.Context, campaignID int64, level, even
 		return
 	}
 	e.agg.entries[key] = aggEntry{id: id, since: now, count: 1}
+	e.touched(campaignID)
 }
 
 func (e *Engine) addLog(ctx context.Context, campaignID int64, level, event, msg string, details map[string]any) {
 	if _, err := e.db.AddLog(ctx, campaignID, level, event, msg, details); err != nil {
 		e.log.Error("dialer: add log", slog.String("event", event), slog.String("error", err.Error()))
 	}
+	e.touched(campaignID)
 }

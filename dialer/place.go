@@ -51,6 +51,7 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 		if failed, ferr := e.db.FailCampaign(book, c.ID, why,
 			map[string]any{"telephony_configuration_id": c.TelephonyConfigurationID}); ferr == nil && failed {
 			r.halt()
+			e.touched(c.ID)
 		}
 		return
 	}
@@ -143,6 +144,7 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 		}
 		e.live.placed(a.ID, placed.ProviderCallID, callerID)
 		r.noteDeadline(deadline)
+		e.touched(c.ID)
 	case perr != nil && perr.Kind == carrier.RateLimited:
 		// Due as it was (not a retry of the contact): the provider's
 		// back-off holds every claim of the configuration until then.
@@ -162,6 +164,7 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 			map[string]any{"http_status": perr.HTTPStatus, "code": perr.Code}); err == nil && paused {
 			r.halt()
 			e.wakeIfRunning(c.ID)
+			e.touched(c.ID)
 		}
 	case perr != nil:
 		// The provider refused this call (a 4xx): definite.

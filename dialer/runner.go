@@ -293,6 +293,9 @@ func (r *runner) idle(ctx context.Context, now time.Time) (time.Time, bool) {
 			if err != nil {
 				r.e.log.Error("dialer: complete", slog.Int64("campaign_id", r.id), slog.String("error", err.Error()))
 			}
+			if done {
+				r.e.touched(r.id)
+			}
 			if done || err == nil {
 				return time.Time{}, true
 			}
@@ -380,6 +383,7 @@ func (r *runner) waitingAt(ctx context.Context, event string, next time.Time) {
 	if err := r.e.db.SetNextDialAt(ctx, r.id, at); err != nil {
 		r.e.log.Error("dialer: next dial time", slog.String("error", err.Error()))
 	}
+	r.e.touched(r.id)
 	if logIt {
 		r.e.addLog(ctx, r.id, store.LogInfo, event, waitEvents[event].closed, details)
 	}
