@@ -92,6 +92,7 @@ func (s *Server) deleteCampaign(w http.ResponseWriter, r *http.Request, ps httpr
 	if err := s.db.DeleteCampaign(r.Context(), org, id); err != nil {
 		return err
 	}
+	s.touched(id) // its streams end
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
@@ -124,6 +125,7 @@ func (s *Server) patchCampaign(w http.ResponseWriter, r *http.Request, ps httpro
 	if s.dialer != nil {
 		s.dialer.Wake(c.ID)
 	}
+	s.touched(c.ID)
 	return s.writeCampaign(w, r, c)
 }
 
@@ -161,6 +163,7 @@ func (s *Server) transition(op string) authedHandler {
 				s.dialer.Halt(id)
 			}
 		}
+		s.touched(id)
 		return s.writeCampaign(w, r, c)
 	}
 }

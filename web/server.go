@@ -72,6 +72,7 @@ type Server struct {
 	version   string
 	router    *httprouter.Router
 	routes    []Route
+	hub       *eventHub        // the live event streams (eventhub.go); nil without a dialer
 	console   *console.Console // the operator console (console.go)
 }
 
@@ -114,6 +115,9 @@ func New(cfg Config) *Server {
 		s.log.ErrorContext(r.Context(), "panic in handler", slog.String("method", r.Method),
 			slog.String("path", phone.MaskText(r.URL.Path)), slog.String("panic", phone.MaskText(fmt.Sprint(v))))
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"detail": "Internal Server Error"})
+	}
+	if s.dialer != nil {
+		s.hub = newEventHub(s.db, s.dialer, s.log)
 	}
 	s.registerRoutes()
 	s.console = s.newConsole(cfg)

@@ -1,0 +1,169 @@
+package web
+
+import (
+	"sync"
+
+	"github.com/outdial/outdial/store"
+)
+
+// snapshotJSON is the data of an "event: campaign" (API.md 10).
+type snapshotJSON struct {
+	ID              int64          `json:"id"`
+	State           string         `json:"state"`
+	TotalRows       int64          `json:"total_rows"`
+	ProcessedRows   int64          `json:"processed_rows"`
+	FailedRows      int64          `json:"failed_rows"`
+	ExecutedCount   int64          `json:"executed_count"`
+	InFlight        int            `json:"in_flight"`
+	MaxConcurrency  int            `json:"max_concurrency"`
+	Outcomes        store.Outcomes `json:"outcomes"`
+	CallsLastMinute int            `json:"calls_last_minute"`
+	NextDialAt      *string        `json:"next_dial_at"`
+	BlockedBy       []string       `json:"blocked_by"`
+	// CallsSkipped is the number of call events not sent on this stream
+	// since its previous snapshot (the rate limit, or a client too slow).
+	CallsSkipped int `json:"calls_skipped"`
+
+	org int64
+}
+
+// sameAs reports whether o says the same as s (calls_skipped aside).
+func (s *snapshotJSON) sameAs(o *snapshotJSON) bool {
+	if s.ID != o.ID || s.State != o.State || s.TotalRows != o.TotalRows || s.ProcessedRows != o.ProcessedRows ||
+		s.FailedRows != o.FailedRows || s.ExecutedCount != o.ExecutedCount || s.InFlight != o.InFlight ||
+		s.MaxConcurrency != o.MaxConcurrency || s.Outcomes != o.Outcomes || s.CallsLastMinute != o.CallsLastMinute ||
+		(s.NextDialAt == nil) != (o.NextDialAt == nil) || s.NextDialAt != nil && *s.NextDialAt != *o.NextDialAt ||
+		len(s.BlockedBy) != len(o.BlockedBy) {
+		return false
+	}
+	for i := range s.BlockedBy {
+		if s.BlockedBy[i] != o.BlockedBy[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// callEventJSON is the data of an "event: call" (API.md 10).
+type callEventJSON struct {
+	ID              int64  `json:"id"`
+	ContactRow      int64  `json:"contact_row"`
+	Attempt         int64  `json:"attempt"`
+	State           string `json:"state"`
+	Outcome         string `json:"outcome"`
+	EndedAt         string `json:"ended_at"`
+	DurationSeconds int    `json:"duration_seconds"`
+}
+
+// logEventJSON is the data of an "event: log": a log entry (API.md 4.6)
+// with its id, which is also the event's id.
+type logEventJSON struct {
+	ID int64 `json:"id"`
+	logJSON
+}
+
+// streamBuffer bounds what a stream holds for a client that does not read:
+// beyond it, call events are skipped (and counted) and a log entry that
+// does not fit ends the stream, so the client reconnects and is replayed
+// from the database with Last-Event-ID.
+const streamBuffer = 1024
+
+// stream is one client's event stream: what its feed(s) handed it and the
+// request goroutine has not written yet. Feeds never block on it.
+type stream struct {
+	campaignID int64 // 0: organization-wide
+	org        int64
+	wake       chan struct{}
+
+	mu       sync.Mutex
+	logs     []store.LogEntry
+	calls    []callEventJSON
+	skipped  int
+	snaps    map[int64]*snapshotJSON // the newest snapshot per campaign not written yet
+	order    []int64                 // snaps' campaigns in arrival order
+	overflow bool                    // a log entry did not fit: end, the client replays
+	final    bool                    // the campaign reached a final state: end after its snapshot
+	ended    bool                    // the campaign is gone: end now
+}
+
+func newStream(campaignID, org int64) *stream {
+	return &stream{campaignID: campaignID, org: org, wake: make(chan struct{}, 1), snaps: map[int64]*snapshotJSON{}}
+}
+
+func (s *stream) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// push queues log entries and calls; skipped calls were not sent by the
+// feed (its rate limit).
+func (s *stream) push(logs []store.LogEntry, calls []callEventJSON, skipped int) {
+	if len(logs) == 0 && len(calls) == 0 && skipped == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.skipped += skipped
+	if len(s.logs)+len(logs) > streamBuffer {
+		s.overflow = true
+	} else {
+		s.logs = append(s.logs, logs...)
+	}
+	s.calls = append(s.calls, calls...)
+	if over := len(s.calls) - streamBuffer; over > 0 {
+		// The newest are kept (API.md 10).
+		s.skipped += over
+		s.calls = append(s.calls[:0], s.calls[over:]...)
+	}
+	s.mu.Unlock()
+	s.poke()
+}
+
+// pushSnapshot replaces the campaign's pending snapshot with snap; final
+// ends a campaign stream after it.
+func (s *stream) pushSnapshot(snap *snapshotJSON, final bool) {
+	s.mu.Lock()
+	if _, ok := s.snaps[snap.ID]; !ok {
+		s.order = append(s.order, snap.ID)
+	}
+	s.snaps[snap.ID] = snap
+	s.final = s.final || final
+	s.mu.Unlock()
+	s.poke()
+}
+
+// end ends the stream at once (its campaign is gone).
+func (s *stream) end() {
+	s.mu.Lock()
+	s.ended = true
+	s.mu.Unlock()
+	s.poke()
+}
+
+// pending is what a stream has to write now.
+type pending struct {
+	logs     []store.LogEntry
+	calls    []callEventJSON
+	snaps    []snapshotJSON
+	overflow bool
+	final    bool
+	ended    bool
+}
+
+// take empties the stream's buffers; the snapshots carry the calls skipped
+// since the previous one.
+func (s *stream) take() pending {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := pending{logs: s.logs, calls: s.calls, overflow: s.overflow, final: s.final, ended: s.ended}
+	s.logs, s.calls = nil, nil
+	for _, id := range s.order {
+		snap := *s.snaps[id]
+		snap.CallsSkipped, s.skipped = s.skipped, 0
+		p.snaps = append(p.snaps, snap)
+	}
+	clear(s.snaps)
+	s.order = s.order[:0]
+	return p
+}

@@ -1,0 +1,56 @@
+package web
+
+import (
+	"testing"
+	"time"
+
+	"github.com/outdial/outdial/store"
+)
+
+// A stream whose client never reads: what feeds hand it is bounded (calls
+// beyond the buffer skipped and counted, a log entry beyond it marks the
+// stream to end so the client replays), and handing never blocks.
+func TestStreamBoundedWithoutReader(t *testing.T) {
+	s := newStream(1, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 10 * streamBuffer {
+			s.push([]store.LogEntry{{ID: int64(i)}}, []callEventJSON{{ID: int64(i)}}, 1)
+			s.pushSnapshot(&snapshotJSON{ID: 1, ProcessedRows: int64(i)}, false)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("handing events to a stream nobody reads blocked")
+	}
+	p := s.take()
+	if len(p.calls) != streamBuffer || len(p.logs) != streamBuffer || !p.overflow {
+		t.Fatalf("buffered %d calls, %d logs, overflow %v; want %d, %d, true", len(p.calls), len(p.logs), p.overflow, streamBuffer, streamBuffer)
+	}
+	if p.calls[len(p.calls)-1].ID != 10*streamBuffer-1 {
+		t.Errorf("newest call kept = %d, want %d", p.calls[len(p.calls)-1].ID, 10*streamBuffer-1)
+	}
+	// Skipped: the feed's 1 per push, plus the calls that did not fit.
+	if len(p.snaps) != 1 || p.snaps[0].CallsSkipped != 10*streamBuffer+9*streamBuffer || p.snaps[0].ProcessedRows != 10*streamBuffer-1 {
+		t.Errorf("snapshots %+v; want the newest alone, with %d calls skipped", p.snaps, 19*streamBuffer)
+	}
+}
+
+// The calls-per-minute ring counts the last 60 seconds only.
+func TestMinuteRing(t *testing.T) {
+	var r minuteRing
+	t0 := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	for i := range 120 {
+		r.add(t0.Add(time.Duration(i) * time.Second))
+	}
+	for _, tc := range []struct {
+		at   time.Duration
+		want int
+	}{{119 * time.Second, 60}, {150 * time.Second, 29}, {179 * time.Second, 0}, {10 * time.Minute, 0}} {
+		if got := r.count(t0.Add(tc.at)); got != tc.want {
+			t.Errorf("count at +%v = %d, want %d", tc.at, got, tc.want)
+		}
+	}
+}
