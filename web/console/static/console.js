@@ -1,5 +1,5 @@
-// Shared helpers of the console's modules. Data is only ever put on a page
-// with textContent (never innerHTML), so user data stays text.
+// Shared helpers of the console's modules. Data is put on a page with
+// textContent alone (never parsed as HTML), so user data stays text.
 
 /** The session's CSRF token, from <meta name="csrf-token">; "" signed out. */
 export function csrfToken() {
