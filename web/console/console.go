@@ -13,6 +13,7 @@
 //
 //	console.go     Config, New, the request flow: security headers, sessions,
 //	               CSRF of forms, the sign-in redirect, error pages
+//	session.go     the session cookie, CSRF tokens of forms, the next page
 //	pages.go       the page registry (route, register) and rendering
 //	assets.go      embedded static files: fingerprints, gzip, caching
 //	api.go         in-process calls of the public API
