@@ -20,8 +20,10 @@
 //		tb := newTab(t)                  // 1280x800; fails the test on any dialog or JS error
 //		tb.signIn(o.key)
 //		tb.waitText("main", "spring")
-//		tb.screenshot(filepath.Join(t.TempDir(), "list.png"))
+//		tb.screenshot(filepath.Join(screenshotDir(t), "list.png"))
 //	}
 //
 // Every wait has a deadline (waitTimeout) and none is a fixed sleep.
+// Screenshots go to a temporary directory, or to the one
+// $OUTDIAL_SCREENSHOTS names.
 package browsertest

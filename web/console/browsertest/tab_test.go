@@ -291,6 +291,21 @@ func (tb *tab) screenshot(path string) {
 	}
 }
 
+// screenshotDir is where a test writes its screenshots: the directory
+// $OUTDIAL_SCREENSHOTS names (created if need be), to look at them or to
+// commit them (docs/console/), else a temporary directory of the test.
+func screenshotDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("OUTDIAL_SCREENSHOTS")
+	if dir == "" {
+		return t.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // acceptDialogs sets whether later dialogs are accepted (a confirm the test
 // means to confirm) or dismissed (the default). Either way they are
 // recorded, and the test must take them.
