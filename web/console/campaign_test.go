@@ -18,7 +18,7 @@ import (
 func (e *env) campaign(org int64, name string, contacts int) int64 {
 	e.t.Helper()
 	nc := store.NewCampaign{Settings: store.Settings{Name: name, MaxConcurrency: 10, RateLimitPerSecond: 1,
-		RetryConfig: store.RetryConfig{Enabled: true, MaxRetries: 1, RetryDelaySeconds: 120, RetryOnBusy: true},
+		RetryConfig:    store.RetryConfig{Enabled: true, MaxRetries: 1, RetryDelaySeconds: 120, RetryOnBusy: true},
 		CircuitBreaker: store.CircuitBreaker{FailureThreshold: 0.5, WindowSeconds: 120, MinCallsInWindow: 5}},
 		WorkflowID: 1, WorkflowName: "greeting", WorkflowDefinition: []byte("{}"), TelephonyConfigurationID: 1,
 		TelephonyConfigurationName: "main line", SourceID: "k"}
