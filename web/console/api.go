@@ -45,6 +45,8 @@ type apiProblem struct {
 	Loc  []any  `json:"loc"`
 	Msg  string `json:"msg"`
 	Type string `json:"type"`
+	// Input is the offending value (a CSV problem's cell, docs/api.md 3.3).
+	Input any `json:"input"`
 }
 
 // get calls GET path (with its query) and decodes the JSON answer into out.
