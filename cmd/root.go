@@ -37,7 +37,7 @@ func newRoot() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().String("data", "./outdial-data", "data directory: SQLite database, object store, secret key")
-	root.AddCommand(newServe(), newAPIKey(), newBackup(), newVersion())
+	root.AddCommand(newServe(), newDemo(), newAPIKey(), newBackup(), newVersion())
 	return root
 }
 

@@ -157,10 +157,8 @@ func startService(ctx context.Context, f *pflag.FlagSet, o serviceOptions) (_ *s
 }
 
 // wait runs the service until ctx ends (SIGINT/SIGTERM in serve), then
-// shuts it down: no new calls from then on, HTTP requests under way finish
-// (for up to 9 s), the metrics listener stops and the database is closed.
-// It returns nil after such a shutdown, or the web server's error when that
-// stopped serving by itself.
+// shuts it down. It returns nil after such a shutdown, or the web server's
+// error when that stopped serving by itself.
 func (s *service) wait(ctx context.Context) error {
 	select {
 	case err := <-s.errc:
@@ -169,6 +167,14 @@ func (s *service) wait(ctx context.Context) error {
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
+	s.shutdown()
+	return nil
+}
+
+// shutdown stops the service: no new calls from then on, HTTP requests
+// under way finish (for up to 9 s), the metrics listener stops and the
+// database is closed.
+func (s *service) shutdown() {
 	s.log.Info("shutting down")
 	// No new calls from here; requests under way finish.
 	s.engine.Stop()
@@ -178,7 +184,6 @@ func (s *service) wait(ctx context.Context) error {
 		s.log.Warn("shutdown", slog.String("error", err.Error()))
 	}
 	s.release()
-	return nil
 }
 
 // release ends the service's background work and closes what it opened,
