@@ -36,8 +36,9 @@ voicemail, busy, unanswered or failed (retries included) in about a minute.
 It prints the console's address and a sign-in link that works once.
 
 The data lives in a temporary directory removed on exit, unless --data names
-one. demo reads no OUTDIAL_* variables: it never touches a serve's settings or
-data directory. Ctrl-C stops it.`,
+one. demo reads no OUTDIAL_* variable but OUTDIAL_SECRET_KEY (which seals
+credentials as in serve): it never picks up a serve's settings or data
+directory. Ctrl-C stops it.`,
 		Args: cobra.NoArgs,
 		// No OUTDIAL_* binding (root's PersistentPreRunE is not run).
 		PersistentPreRunE: func(*cobra.Command, []string) error { return nil },
@@ -85,8 +86,9 @@ func runDemo(c *cobra.Command, _ []string) error {
 		return err
 	}
 	defer sim.stop()
-	carriers := carrierOptions()
-	carriers.BaseURLs[carrier.Twilio] = sim.url
+	// Twilio is the simulator; the other providers keep their public
+	// API URLs (no OUTDIAL_*_API_URL is read).
+	carriers := carrier.Options{BaseURLs: map[string]string{carrier.Twilio: sim.url}}
 	svc, err := startService(ctx, f, serviceOptions{
 		DataDir: dir, DBPath: filepath.Join(dir, dbFileName), KeyPath: filepath.Join(dir, "secret.key"),
 		Carriers: carriers, Log: log, LoopbackPublic: true,
