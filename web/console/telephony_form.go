@@ -321,7 +321,11 @@ func formErrorsOf(err error, keyOf func(loc []string) string, shown func(string)
 		if keyOf != nil {
 			key = keyOf(loc)
 		}
-		fe.add(key, problemText(p.Msg), shown)
+		msg := problemText(p.Msg)
+		if n := len(loc); n >= 2 && loc[n-2] == "row" {
+			msg = "Row " + loc[n-1] + ": " + msg
+		}
+		fe.add(key, msg, shown)
 	}
 	return fe, ae.status, true
 }
