@@ -169,8 +169,8 @@ func TestSuppressionsIsolationCSRFAndSignIn(t *testing.T) {
 	}
 
 	for p, f := range map[string]url.Values{
-		"/console/suppressions":                               {"numbers": {"+14155550101"}},
-		"/console/suppressions/import":                        {"source_id": {"campaigns/1/x.csv"}},
+		"/console/suppressions":                              {"numbers": {"+14155550101"}},
+		"/console/suppressions/import":                       {"source_id": {"campaigns/1/x.csv"}},
 		fmt.Sprintf("/console/suppressions/%d/delete", mine): {},
 	} {
 		wantStatus(t, "POST "+p+" without token", b.postForm(p, f), http.StatusForbidden)
