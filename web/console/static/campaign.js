@@ -55,7 +55,8 @@ function applyState(st) {
   for (const form of root.querySelectorAll("form[data-op]")) form.hidden = !allowed(form.dataset.op, st);
   field("settings").hidden = !allowed("edit", st);
   field("redial").hidden = !allowed("redial", st);
-  if (changed) diagnosis.soon();
+  if (changed && finalStates.has(st)) diagnosis.now();
+  else if (changed) diagnosis.soon();
 }
 
 function notice(text) {
@@ -130,6 +131,11 @@ const diagnosis = {
     const wait = Math.max(0, this.last + 3000 - Date.now());
     this.timer = setTimeout(() => this.fetch(), wait);
   },
+  /** Asks at once: the state is final, nothing changes after this. */
+  now() {
+    clearTimeout(this.timer);
+    this.fetch();
+  },
   async fetch() {
     this.timer = 0;
     this.last = Date.now();
@@ -193,8 +199,11 @@ async function seedSeries() {
   try {
     const page = await api("GET", `${base}/calls?state=done&limit=${seedLimit + 100}`);
     const ended = (page.calls || []).map((c) => new Date(c.ended_at).getTime());
-    series.seed(ended, Date.now());
-    series.note("Paler bars: worked out from the calls before this page was opened.");
+    if (series.seed(ended, Date.now()) > 0) {
+      series.note("Paler bars: worked out from the calls that ended before this page was opened.");
+    } else {
+      series.note("No call ended in the 15 minutes before this page was opened.");
+    }
   } catch {
     series.note("Shown from when this page was opened.");
   }

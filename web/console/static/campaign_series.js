@@ -31,7 +31,8 @@ export class Series {
 
   /**
    * Seeds the series from the end times (ms since the epoch) of every
-   * ended call of the campaign, up to now.
+   * ended call of the campaign, up to now; returns how many of them fall
+   * in the chart's 15 minutes.
    */
   seed(endedAt, now) {
     const sorted = endedAt.filter(Number.isFinite).sort((a, b) => a - b);
@@ -46,6 +47,7 @@ export class Series {
     this.points = seeded.filter((p) => !live.has(p.slot)).concat(this.points);
     this.points.sort((a, b) => a.slot - b.slot);
     this.draw(now);
+    return sorted.filter((t) => t > now - slots * step && t <= now).length;
   }
 
   /** Records value (calls in the last minute) as of now. */
