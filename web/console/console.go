@@ -19,6 +19,7 @@
 //	api.go         in-process calls of the public API
 //	signin.go      sign-in, sign-out and the one-time sign-in link
 //	campaigns.go   the campaigns list
+//	campaign.go    the campaign page (campaign_forms.go: its buttons and forms)
 //	templates/     layout.html (the frame of every page) and one file per page
 //	static/        console.css and the ES modules (console.js is shared)
 //
