@@ -101,25 +101,27 @@ func (c *sseClient) read() {
 	}
 }
 
-// next returns the next event, failing the test after 10 s; ok is false
+// next returns the next event, failing the test after 30 s; ok is false
 // when the stream ended.
 func (c *sseClient) next() (sseEvent, bool) {
 	c.t.Helper()
 	select {
 	case ev, ok := <-c.events:
 		return ev, ok
-	case <-time.After(10 * time.Second):
-		c.t.Fatalf("no event in 10 s")
+	case <-time.After(30 * time.Second):
+		c.t.Fatalf("no event in 30 s")
 		return sseEvent{}, false
 	}
 }
 
-// until reads events until the stream ends, failing the test if it does
-// not end within 20 s; it returns them all (comments excluded).
+// untilEnd reads events until the stream ends, failing the test if it
+// does not end within 60 s (a hang guard: a loaded machine running -race
+// takes seconds for what takes a fraction of one); it returns them all
+// (comments excluded).
 func (c *sseClient) untilEnd() []sseEvent {
 	c.t.Helper()
 	var out []sseEvent
-	deadline := time.After(20 * time.Second)
+	deadline := time.After(60 * time.Second)
 	for {
 		select {
 		case ev, ok := <-c.events:
@@ -130,7 +132,7 @@ func (c *sseClient) untilEnd() []sseEvent {
 				out = append(out, ev)
 			}
 		case <-deadline:
-			c.t.Fatalf("the stream did not end in 20 s; %d events so far", len(out))
+			c.t.Fatalf("the stream did not end in 60 s; %d events so far", len(out))
 		}
 	}
 }
