@@ -180,16 +180,9 @@ func (f *feed) flush(ctx context.Context) bool {
 		f.org = snap.org
 	}
 	orgWatched := f.h.learnOrg(f.id, snap.org)
-	var logs []store.LogEntry
+	var logs []frame
 	if f.subscribers() > 0 {
-		if logs, err = f.h.db.LogsAfter(ctx, f.id, f.lastLog, logsPerRead); err != nil {
-			f.h.log.Error("events: new log entries", slog.Int64("campaign_id", f.id), slog.String("error", err.Error()))
-		} else if len(logs) > 0 {
-			f.lastLog = logs[len(logs)-1].ID
-			if len(logs) == logsPerRead {
-				f.poke() // more to read at the next flush
-			}
-		}
+		logs = f.newLogs(ctx)
 	}
 	calls, skipped, greeted := f.take(now)
 	changed := f.last == nil || !f.last.sameAs(snap)
@@ -212,9 +205,32 @@ func (f *feed) flush(ctx context.Context) bool {
 	return f.subscribers() > 0 && !final || orgWatched
 }
 
+// newLogs reads and encodes the log entries written since the last read.
+func (f *feed) newLogs(ctx context.Context) []frame {
+	entries, err := f.h.db.LogsAfter(ctx, f.id, f.lastLog, logsPerRead)
+	if err != nil {
+		f.h.log.Error("events: new log entries", slog.Int64("campaign_id", f.id), slog.String("error", err.Error()))
+		return nil
+	}
+	if len(entries) == logsPerRead {
+		f.poke() // more to read at the next flush
+	}
+	out := make([]frame, 0, len(entries))
+	for _, e := range entries {
+		f.lastLog = e.ID
+		fr, err := logFrame(e)
+		if err != nil {
+			f.h.log.Error("events: encode log entry", slog.Int64("campaign_id", f.id), slog.String("error", err.Error()))
+			continue
+		}
+		out = append(out, fr)
+	}
+	return out
+}
+
 // take returns the calls to send now (at most callsPerSecond per second,
 // the newest), how many were skipped, and the streams to greet.
-func (f *feed) take(now time.Time) ([]callEventJSON, int, map[*stream]struct{}) {
+func (f *feed) take(now time.Time) ([]frame, int, map[*stream]struct{}) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if now.Sub(f.windowAt) >= time.Second {
@@ -226,7 +242,15 @@ func (f *feed) take(now time.Time) ([]callEventJSON, int, map[*stream]struct{}) 
 		calls = calls[len(calls)-room:]
 	}
 	f.inWindow += len(calls)
-	out := append([]callEventJSON(nil), calls...)
+	out := make([]frame, 0, len(calls))
+	for _, c := range calls {
+		fr, err := encodeFrame("call", 0, c)
+		if err != nil {
+			f.h.log.Error("events: encode call", slog.Int64("campaign_id", f.id), slog.String("error", err.Error()))
+			continue
+		}
+		out = append(out, fr)
+	}
 	f.calls = f.calls[:0]
 	skipped := f.skipped
 	f.skipped = 0

@@ -122,13 +122,13 @@ func (s *Server) pump(r *http.Request, out *sseWriter, st *stream, skipThrough i
 			if p.ended {
 				return
 			}
-			for _, e := range p.logs {
-				if e.ID > skipThrough {
-					out.log(e)
+			for _, fr := range p.logs {
+				if fr.id > skipThrough {
+					out.frame(fr)
 				}
 			}
-			for _, c := range p.calls {
-				out.event("call", "", c)
+			for _, fr := range p.calls {
+				out.frame(fr)
 			}
 			for _, snap := range p.snaps {
 				out.event("campaign", "", snap)
@@ -196,8 +196,19 @@ func (o *sseWriter) event(name, id string, v any) {
 }
 
 func (o *sseWriter) log(e store.LogEntry) {
-	o.event("log", strconv.FormatInt(e.ID, 10), logEventJSON{ID: e.ID,
-		logJSON: logJSON{TS: ts(e.TS), Level: e.Level, Event: e.Event, Message: e.Message, Details: e.Details}})
+	fr, err := logFrame(e)
+	if err != nil {
+		o.err = err
+		return
+	}
+	o.frame(fr)
+}
+
+// frame writes an encoded event.
+func (o *sseWriter) frame(fr frame) {
+	if o.err == nil {
+		o.w.Write(fr.b) //nolint:errcheck // flush reports it
+	}
 }
 
 func (o *sseWriter) comment(text string) {

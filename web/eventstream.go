@@ -1,6 +1,8 @@
 package web
 
 import (
+	"encoding/json"
+	"strconv"
 	"sync"
 
 	"github.com/outdial/outdial/store"
@@ -44,6 +46,40 @@ func (s *snapshotJSON) sameAs(o *snapshotJSON) bool {
 	return true
 }
 
+// frame is one event encoded once by its feed for every stream (id: the
+// log entry's, for a Last-Event-ID replay's overlap; 0 for a call).
+type frame struct {
+	id int64
+	b  []byte
+}
+
+// encodeFrame encodes an event named name with data v (and id, when not
+// 0): "id: ...\nevent: ...\ndata: ...\n\n".
+func encodeFrame(name string, id int64, v any) (frame, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return frame{}, err
+	}
+	b := make([]byte, 0, len(data)+len(name)+32)
+	if id != 0 {
+		b = append(b, "id: "...)
+		b = strconv.AppendInt(b, id, 10)
+		b = append(b, '\n')
+	}
+	b = append(b, "event: "...)
+	b = append(b, name...)
+	b = append(b, "\ndata: "...)
+	b = append(b, data...)
+	b = append(b, "\n\n"...)
+	return frame{id: id, b: b}, nil
+}
+
+// logFrame encodes log entry e as a log event.
+func logFrame(e store.LogEntry) (frame, error) {
+	return encodeFrame("log", e.ID, logEventJSON{ID: e.ID,
+		logJSON: logJSON{TS: ts(e.TS), Level: e.Level, Event: e.Event, Message: e.Message, Details: e.Details}})
+}
+
 // callEventJSON is the data of an "event: call" (API.md 10).
 type callEventJSON struct {
 	ID              int64  `json:"id"`
@@ -76,8 +112,8 @@ type stream struct {
 	wake       chan struct{}
 
 	mu       sync.Mutex
-	logs     []store.LogEntry
-	calls    []callEventJSON
+	logs     []frame
+	calls    []frame
 	skipped  int
 	snaps    map[int64]*snapshotJSON // the newest snapshot per campaign not written yet
 	order    []int64                 // snaps' campaigns in arrival order
@@ -97,9 +133,9 @@ func (s *stream) poke() {
 	}
 }
 
-// push queues log entries and calls; skipped calls were not sent by the
+// push queues log and call events; skipped calls were not sent by the
 // feed (its rate limit).
-func (s *stream) push(logs []store.LogEntry, calls []callEventJSON, skipped int) {
+func (s *stream) push(logs, calls []frame, skipped int) {
 	if len(logs) == 0 && len(calls) == 0 && skipped == 0 {
 		return
 	}
@@ -143,8 +179,8 @@ func (s *stream) end() {
 
 // pending is what a stream has to write now.
 type pending struct {
-	logs     []store.LogEntry
-	calls    []callEventJSON
+	logs     []frame
+	calls    []frame
 	snaps    []snapshotJSON
 	overflow bool
 	final    bool

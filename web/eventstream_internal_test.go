@@ -1,10 +1,9 @@
 package web
 
 import (
+	"strconv"
 	"testing"
 	"time"
-
-	"github.com/outdial/outdial/store"
 )
 
 // A stream whose client never reads: what feeds hand it is bounded (calls
@@ -16,7 +15,7 @@ func TestStreamBoundedWithoutReader(t *testing.T) {
 	go func() {
 		defer close(done)
 		for i := range 10 * streamBuffer {
-			s.push([]store.LogEntry{{ID: int64(i)}}, []callEventJSON{{ID: int64(i)}}, 1)
+			s.push([]frame{{id: int64(i)}}, []frame{{b: []byte(strconv.Itoa(i))}}, 1)
 			s.pushSnapshot(&snapshotJSON{ID: 1, ProcessedRows: int64(i)}, false)
 		}
 	}()
@@ -29,8 +28,8 @@ func TestStreamBoundedWithoutReader(t *testing.T) {
 	if len(p.calls) != streamBuffer || len(p.logs) != streamBuffer || !p.overflow {
 		t.Fatalf("buffered %d calls, %d logs, overflow %v; want %d, %d, true", len(p.calls), len(p.logs), p.overflow, streamBuffer, streamBuffer)
 	}
-	if p.calls[len(p.calls)-1].ID != 10*streamBuffer-1 {
-		t.Errorf("newest call kept = %d, want %d", p.calls[len(p.calls)-1].ID, 10*streamBuffer-1)
+	if got, want := string(p.calls[len(p.calls)-1].b), strconv.Itoa(10*streamBuffer-1); got != want {
+		t.Errorf("newest call kept = %s, want %s", got, want)
 	}
 	// Skipped: the feed's 1 per push, plus the calls that did not fit.
 	if len(p.snaps) != 1 || p.snaps[0].CallsSkipped != 10*streamBuffer+9*streamBuffer || p.snaps[0].ProcessedRows != 10*streamBuffer-1 {
@@ -51,6 +50,25 @@ func TestMinuteRing(t *testing.T) {
 	}{{119 * time.Second, 60}, {150 * time.Second, 29}, {179 * time.Second, 0}, {10 * time.Minute, 0}} {
 		if got := r.count(t0.Add(tc.at)); got != tc.want {
 			t.Errorf("count at +%v = %d, want %d", tc.at, got, tc.want)
+		}
+	}
+}
+
+// A frame is the event as a client reads it.
+func TestEncodeFrame(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		id   int64
+		v    any
+		want string
+	}{
+		{"call", 0, callEventJSON{ID: 3, ContactRow: 2, Attempt: 1, State: "done", Outcome: "busy", EndedAt: "2026-11-26T10:00:00.000Z"},
+			"event: call\ndata: {\"id\":3,\"contact_row\":2,\"attempt\":1,\"state\":\"done\",\"outcome\":\"busy\",\"ended_at\":\"2026-11-26T10:00:00.000Z\",\"duration_seconds\":0}\n\n"},
+		{"log", 42, map[string]string{"message": "a\nb"}, "id: 42\nevent: log\ndata: {\"message\":\"a\\nb\"}\n\n"},
+	} {
+		fr, err := encodeFrame(tc.name, tc.id, tc.v)
+		if err != nil || string(fr.b) != tc.want || fr.id != tc.id {
+			t.Errorf("%s: %q %d %v, want %q", tc.name, fr.b, fr.id, err, tc.want)
 		}
 	}
 }
