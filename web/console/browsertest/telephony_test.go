@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,7 +48,7 @@ func TestTelephonyFormsCreateTwilioAndCallerID(t *testing.T) {
 	tb.signIn(o.key)
 	tb.goTo("/console/telephony/new")
 	tb.waitVisible(`#f-twilio-account_sid`)
-	if n := tb.count(`#provider-pick button:not([hidden])`); n != 0 {
+	if shown := evalJS[bool](tb, `[...document.querySelectorAll('#provider-pick button')].some(b => b.getClientRects().length > 0)`); shown {
 		t.Errorf("the no-script provider button is shown with the script")
 	}
 
@@ -138,5 +139,36 @@ func TestTelephonyFormsCreateTwilioAndCallerID(t *testing.T) {
 		if n := srv.sim.CreatesTo(o.number(i)); n != 1 {
 			t.Errorf("the simulator got %d calls to %s, want 1", n, o.number(i))
 		}
+	}
+}
+
+// At a phone's width (390 px) the telephony, suppressions and compliance
+// pages never scroll sideways (wide tables scroll inside their frame).
+func TestSettingsPagesFitPhone(t *testing.T) {
+	o := newOrg(t)
+	s := o.readyToDial()
+	o.call(http.MethodPost, "/api/v1/suppressions", map[string]any{"numbers": []string{o.number(5)}, "reason": "asked not to be called again"}, http.StatusOK)
+	tb := newTab(t)
+	tb.setViewport(phoneView)
+	tb.signIn(o.key)
+	dir := t.TempDir()
+	if os.Getenv("OUTDIAL_SCREENSHOTS_ALL") != "" {
+		dir = screenshotDir(t)
+	}
+	for name, path := range map[string]string{
+		"telephony-list-phone": "/console/telephony",
+		"telephony-new-phone":  "/console/telephony/new",
+		"telephony-edit-phone": fmt.Sprintf("/console/telephony/%d", s.configID),
+		"suppressions-phone":   "/console/suppressions",
+		"compliance-phone":     "/console/compliance",
+	} {
+		tb.goTo(path)
+		tb.waitVisible("main h1")
+		// A phone widens its layout viewport to content that overflows:
+		// compare with the device's width, not innerWidth.
+		if scroll := evalJS[int64](tb, `document.documentElement.scrollWidth`); scroll > phoneView.width {
+			t.Errorf("%s: the page is %d px wide on a %d px phone", path, scroll, phoneView.width)
+		}
+		tb.screenshot(filepath.Join(dir, name+".png"))
 	}
 }
