@@ -138,12 +138,16 @@ func startService(ctx context.Context, f *pflag.FlagSet, o serviceOptions) (_ *s
 	if err != nil {
 		return nil, err
 	}
+	handler := web.New(cfg)
 	s.srv = &http.Server{
-		Handler:           web.New(cfg),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// Shutdown waits for the requests under way; an event stream lasts as
+	// long as its client, so it is ended first.
+	s.srv.RegisterOnShutdown(handler.CloseStreams)
 	ln = lim.listener(s.srv, ln) // connection cap, timeouts and shedding (cmd/limits.go)
 	log.Info("outdial listening", slog.String("addr", ln.Addr().String()), slog.String("version", Version))
 
