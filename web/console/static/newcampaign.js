@@ -155,8 +155,9 @@ function fillTimezones() {
     list.append(o);
   }
   if (!input.value) {
+    // The browser's own zone, as the field's default (its value attribute).
     const own = Intl.DateTimeFormat().resolvedOptions().timeZone;
-    if (own) input.value = own;
+    if (own) input.defaultValue = own;
   }
 }
 
