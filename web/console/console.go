@@ -20,6 +20,8 @@
 //	signin.go      sign-in, sign-out and the one-time sign-in link
 //	campaigns.go   the campaigns list
 //	campaign.go    the campaign page (campaign_forms.go: its buttons and forms)
+//	newcampaign.go the new-campaign form (newcampaign_form.go: its fields and
+//	               the create body; newcampaign_problems.go: where problems show)
 //	templates/     layout.html (the frame of every page) and one file per page
 //	static/        console.css and the ES modules (console.js is shared)
 //
