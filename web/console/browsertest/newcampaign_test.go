@@ -320,3 +320,21 @@ func TestNewCampaignFitsPhone(t *testing.T) {
 	tb.checkFits("new campaign")
 	tb.screenshot(filepath.Join(screenshotDir(t), "new-campaign-phone.png"))
 }
+
+// A file that is not a CSV is refused before anything is sent, and says
+// so; the form holds no key.
+func TestNewCampaignRefusesOtherFiles(t *testing.T) {
+	o := newOrg(t)
+	tb := newTab(t)
+	tb.signIn(o.key)
+	tb.goTo(newCampaignPath)
+	tb.waitVisible("#csv-file")
+	tb.chooseFile("#csv-file", "contacts.txt", "phone_number\n+14155550100\n")
+	tb.waitText("#upload-status", "Choose a .csv file")
+	if got := evalJS[string](tb, `document.getElementById('csv-file').getAttribute('aria-invalid') + ' ' + document.getElementById('source_id').value`); got != "true " {
+		t.Errorf("aria-invalid and source_id = %q, want true and no key", got)
+	}
+	if sent := evalJS[bool](tb, `performance.getEntriesByType('resource').some(e => e.name.includes('presigned-upload-url'))`); sent {
+		t.Error("an upload of a .txt file was presigned")
+	}
+}
