@@ -22,6 +22,9 @@
 //	campaign.go    the campaign page (campaign_forms.go: its buttons and forms)
 //	newcampaign.go the new-campaign form (newcampaign_form.go: its fields and
 //	               the create body; newcampaign_problems.go: where problems show)
+//	workflows.go   the workflows list and delete (workflows_edit.go: the
+//	               definition editor's pages and forms; static/workflow*.js:
+//	               its list of nodes and edges, drawing and problems)
 //	templates/     layout.html (the frame of every page) and one file per page
 //	static/        console.css and the ES modules (console.js is shared)
 //
