@@ -55,6 +55,9 @@ type workflowEditor struct {
 	// Problems are the validation errors (or a 422's problems) to attach
 	// to the nodes and edges they name.
 	Problems []workflowProblem
+	// Unsaved is set when the page shows a refused form: its text is not
+	// the saved one.
+	Unsaved bool
 	// Validated is set when Problems come from a validation; Valid then
 	// says whether the saved definition passed.
 	Validated bool
@@ -178,6 +181,7 @@ func saveWorkflow(c *Console, w http.ResponseWriter, r *http.Request, s *session
 		ed.CreatedAt, ed.UpdatedAt = wf.CreatedAt, wf.UpdatedAt
 	}
 	refuse := func(status int) error {
+		ed.Unsaved = true
 		return c.renderStatus(w, r, s, status, "workflows_edit.html", title, "workflows", ed)
 	}
 	def := []byte(strings.TrimSpace(ed.Definition))
@@ -198,7 +202,11 @@ func saveWorkflow(c *Console, w http.ResponseWriter, r *http.Request, s *session
 			ed.addAPIProblems(ae.problems)
 			return refuse(ae.status)
 		case http.StatusConflict, http.StatusRequestEntityTooLarge:
-			ed.Error = ae.detail
+			if strings.Contains(ae.detail, "already exists") {
+				ed.NameError = ae.detail // a name in use, not the workflow limit
+			} else {
+				ed.Error = ae.detail
+			}
 			return refuse(ae.status)
 		}
 	}

@@ -248,7 +248,7 @@ func TestWorkflowFormsWithoutScript(t *testing.T) {
 	}
 	a = b.postForm("/console/workflows/new", url.Values{"csrf_token": {token}, "name": {"first"}, "workflow_definition": {def}})
 	wantStatus(t, "create with a name in use", a, http.StatusConflict)
-	if !strings.Contains(a.body, "already exists") {
+	if !strings.Contains(a.body, `id="wf-name-error" class="error wf-field-error">a workflow named &#34;first&#34; already exists`) {
 		t.Errorf("create with a name in use:\n%s", a.body)
 	}
 	a = b.postForm("/console/workflows/new", url.Values{"csrf_token": {token}, "name": {""}, "workflow_definition": {"[1]"}})

@@ -50,6 +50,18 @@ func (tb *tab) setDefinition(text string) {
 		a.focus(); a.select(); return document.execCommand('insertText', false, %s); })()`, jsString(text)))
 }
 
+// takeRefusal takes the browser's log of the API's refusal of a save (the
+// status the test meant to get) and fails the test for any other error of
+// the page.
+func (tb *tab) takeRefusal(status string) {
+	tb.t.Helper()
+	for _, p := range tb.takeProblems() {
+		if !strings.Contains(p, "status of "+status) || !strings.Contains(p, "/api/v1/workflow/") {
+			tb.t.Errorf("the page reported an error: %s", p)
+		}
+	}
+}
+
 // waitDrawn waits until the drawing shows the current definition.
 func (tb *tab) waitDrawn() {
 	tb.t.Helper()
@@ -115,6 +127,41 @@ func TestWorkflowErrorsBesideNodes(t *testing.T) {
 	nodes, _ := wf["workflow_definition"].(map[string]any)["nodes"].([]any)
 	if len(nodes) != 3 {
 		t.Errorf("the saved definition has %d nodes, want 3: %v", len(nodes), wf["workflow_definition"])
+	}
+}
+
+// A save the API refuses shows the problem at its field, with the text
+// kept: a name in use (409) at the name, a definition that is not an
+// object (422) at the definition; nothing is saved.
+func TestWorkflowSaveRefusedAtFields(t *testing.T) {
+	o := newOrg(t)
+	o.createWorkflow("taken", wfFixed)
+	id := o.createWorkflow("mine", wfBroken)
+	tb := newTab(t)
+	tb.signIn(o.key)
+	tb.goTo(fmt.Sprintf("/console/workflows/%d", id))
+	tb.waitDrawn()
+	tb.fill("Name", "taken")
+	tb.clickButton("Save")
+	tb.waitText("#wf-name-error", `a workflow named "taken" already exists`)
+	if got := evalJS[string](tb, `document.getElementById('wf-name').getAttribute('aria-invalid') || ''`); got != "true" {
+		t.Errorf("the name field's aria-invalid = %q after a name in use", got)
+	}
+	tb.takeRefusal("409")
+	tb.fill("Name", "mine")
+	tb.setDefinition("[1, 2]")
+	tb.clickButton("Save")
+	tb.waitText("#wf-definition-error", "Input should be a valid dictionary")
+	if got := evalJS[string](tb, `document.getElementById('wf-definition').value`); got != "[1, 2]" {
+		t.Errorf("the definition after the refusal reads %q", got)
+	}
+	tb.takeRefusal("422")
+	wf := o.call(http.MethodGet, fmt.Sprintf("/api/v1/workflow/%d", id), nil, http.StatusOK)
+	if wf["name"] != "mine" {
+		t.Errorf("the workflow's name after the refusals: %v", wf["name"])
+	}
+	if def, _ := json.Marshal(wf["workflow_definition"]); !strings.Contains(string(def), `"ghost"`) {
+		t.Errorf("the definition changed: %s", def)
 	}
 }
 

@@ -41,7 +41,8 @@ const state = {
     kind: li.dataset.kind || "", id: li.dataset.id || "", field: li.dataset.field || "",
     loc: li.dataset.loc || "", message: li.querySelector(".wf-msg")?.textContent || li.textContent,
   })),
-  savedText: area.value,
+  // A refused form comes back with the text sent, which is not saved.
+  savedText: page.dataset.unsaved === "true" ? null : area.value,
   savedName: nameInput.value,
   generation: 0,
   syntaxAt: -1,
@@ -85,6 +86,7 @@ function refresh() {
     say(defError, `JSON syntax error at line ${se.line}, column ${se.column}: ${se.message}`);
     area.setAttribute("aria-invalid", "true");
     gotoError.hidden = false;
+    state.generation++; // a redraw under way is of text that is gone
     drawing.dataset.state = "stale";
     return;
   }
@@ -299,7 +301,14 @@ function showFailure(err) {
     render();
     return;
   }
-  say(errorLine, typeof err.detail === "string" ? err.detail : err.message);
+  const detail = typeof err.detail === "string" ? err.detail : err.message;
+  if (err.status === 409 && detail.includes("already exists")) {
+    say(nameError, detail); // a name in use, not the workflow limit
+    nameInput.setAttribute("aria-invalid", "true");
+    nameInput.focus();
+    return;
+  }
+  say(errorLine, detail);
 }
 
 form.addEventListener("submit", async (ev) => {
@@ -324,6 +333,8 @@ form.addEventListener("submit", async (ev) => {
     }
     state.savedText = area.value;
     state.savedName = nameInput.value;
+    say(document.querySelector("main h1"), `Workflow “${saved.name}”`);
+    document.title = `${saved.name} · Outdial`;
     say(statusLine, "Saved.");
     await validate();
   } catch (err) {
