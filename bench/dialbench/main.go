@@ -8,6 +8,8 @@
 //	go run ./bench/dialbench -guard        # against a 1,000,000-number suppression list, calling hours on
 //	go run ./bench/dialbench -cpuprofile /tmp/serve.pprof   # then: go tool pprof -top /tmp/outdial /tmp/serve.pprof
 //	go run ./bench/dialbench -metrics-addr ''   # metrics off (default: on, on a free port)
+//	go run ./bench/dialbench -streams 20        # 20 event-stream clients of the campaign, one never reading
+//	go run ./bench/dialbench -idle-streams 100  # first: 100 open streams of the draft campaign, CPU over 30 s
 //
 // It builds the binary (or takes -bin), creates an API key with it, starts
 // `outdial serve` as a subprocess on a fresh data directory with
@@ -80,6 +82,9 @@ func main() {
 	metricsAddr := flag.String("metrics-addr", "free", "serve --metrics-addr: \"free\" (a free loopback port: metrics on, scraped "+
 		"once at the end to check them), an address, or \"\" (metrics off)")
 	policy := realbin.PolicyFlag()
+	nStreams := flag.Int("streams", 0, "event-stream clients of the campaign during the dialing phase (API.md 10): all but one read every event, one never reads")
+	idle := flag.Int("idle-streams", 0, "before the campaign starts, open this many streams of it and measure the service's CPU while nothing happens")
+	idleFor := flag.Duration("idle-for", 30*time.Second, "how long -idle-streams measures")
 	flag.Parse()
 	log.SetFlags(0)
 	if *guard {
@@ -152,6 +157,14 @@ func main() {
 	log.Printf("setup %.2f s (campaign create with %d contacts, %d KB CSV: %.2f s)",
 		time.Since(setupStart).Seconds(), *contacts, len(csv)>>10, createTime.Seconds())
 
+	eventsPath := fmt.Sprintf("/api/v1/campaign/%d/events", id)
+	var idleLine string
+	if *idle > 0 {
+		idleLine = idleStreams(serve, key, eventsPath, *idle, *idleFor)
+	}
+	streams := openStreams(serve, key, eventsPath, *nStreams)
+	defer streams.close()
+
 	// The dialing phase.
 	load0 := realbin.LoadAvg()
 	runtime.GC()
@@ -203,6 +216,14 @@ func main() {
 		metricsLine = scrapeMetrics(*metricsAddr, calls)
 	}
 
+	streamsLine := "none"
+	if *nStreams > 0 {
+		if !streams.wait(10 * time.Second) {
+			fail("the campaign's event streams did not end within 10 s of its completion: %s", streams)
+		}
+		streamsLine = fmt.Sprintf("%d clients (%d reading, 1 never reading): %s", *nStreams, *nStreams-1, streams)
+	}
+
 	// Stop the service cleanly (writes the CPU profile).
 	serve.Stop(15 * time.Second)
 
@@ -219,6 +240,10 @@ func main() {
 	}
 	fmt.Printf("evidence of the first call: %s\n", evidence)
 	fmt.Printf("metrics: %s\n", metricsLine)
+	fmt.Printf("event streams: %s\n", streamsLine)
+	if idleLine != "" {
+		fmt.Printf("idle streams: %s\n", idleLine)
+	}
 	fmt.Printf("result: %s, processed_rows %v, failed_rows %v, executed_count %d, simulator created %d calls (%d creates, %d 429s, %d callback errors)\n",
 		final["state"], final["processed_rows"], final["failed_rows"], calls, st.Created-simStart.Created,
 		st.CreateRequests-simStart.CreateRequests, st.RateLimited-simStart.RateLimited, st.CallbackErrors-simStart.CallbackErrors)
