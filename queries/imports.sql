@@ -19,7 +19,9 @@ ORDER BY p.row_number;
 SELECT CAST(COALESCE(MAX(row_number), 0) AS INTEGER) FROM contacts WHERE campaign_id = ?;
 
 -- name: ContactTimezonesAfter :many
-SELECT DISTINCT timezone FROM contacts WHERE campaign_id = ? AND row_number > ? ORDER BY timezone;
+-- The contacts per timezone of campaign @campaign_id after row @row_number
+-- (a redial's chunk just copied).
+SELECT timezone, count(*) AS n FROM contacts WHERE campaign_id = ? AND row_number > ? GROUP BY timezone ORDER BY timezone;
 
 -- name: DiscardImport :exec
 UPDATE campaigns SET visibility = 'deleting' WHERE id = ? AND visibility = 'importing';

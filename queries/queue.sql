@@ -34,14 +34,28 @@ SELECT timezone,
 FROM call_attempts WHERE campaign_id = @campaign_id AND state = 'queued'
 GROUP BY 1, 2, 3, 4;
 
--- name: UnqueuedByTimezone :many
--- Contacts whose first attempt is not queued yet (all due), by timezone.
-SELECT timezone, count(*) AS n FROM contacts
-WHERE campaign_id = @campaign_id AND row_number > @after_row
-GROUP BY timezone;
-
 -- name: RowsWithTimezone :many
 -- A few contact rows not final yet with timezone @timezone.
 SELECT row_number FROM contacts
 WHERE campaign_id = @campaign_id AND timezone = @timezone AND is_final = 0
 ORDER BY row_number LIMIT CAST(@max_rows AS INTEGER);
+
+-- name: AddZoneContacts :exec
+-- Campaign @campaign_id has @contacts contacts more with timezone value
+-- @timezone (an import or a redial publishing its counts).
+INSERT INTO campaign_zones (campaign_id, timezone, contacts) VALUES (@campaign_id, @timezone, @contacts)
+ON CONFLICT (campaign_id, timezone) DO UPDATE SET contacts = contacts + excluded.contacts;
+
+-- name: NoteZonesQueued :exec
+-- The first attempts of campaign @campaign_id's rows in (@after_row,
+-- @last_row] were just queued: count them per timezone.
+INSERT INTO campaign_zones (campaign_id, timezone, contacts, queued)
+SELECT c.campaign_id, c.timezone, 0, count(*)
+FROM contacts c WHERE c.campaign_id = @campaign_id AND c.row_number > @after_row AND c.row_number <= @last_row
+GROUP BY c.timezone
+ON CONFLICT (campaign_id, timezone) DO UPDATE SET queued = queued + excluded.queued;
+
+-- name: UnqueuedZones :many
+-- Contacts whose first attempt is not queued yet (all due), by timezone.
+SELECT timezone, CAST(contacts - queued AS INTEGER) AS n FROM campaign_zones
+WHERE campaign_id = ? AND contacts > queued ORDER BY timezone;

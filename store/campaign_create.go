@@ -38,7 +38,7 @@ func (db *DB) CreateCampaign(ctx context.Context, orgID int64, nc NewCampaign, f
 		if columns == nil {
 			columns = []string{}
 		}
-		err = db.publishImport(ctx, id, nc.RedialOf, imp.rows, imp.last, columns, imp.timezones(), imp.zoneSets)
+		err = db.publishImport(ctx, id, nc.RedialOf, imp.rows, imp.last, columns, imp.tzs, imp.zoneSets)
 	}
 	if err != nil {
 		db.discardImport(id, imp.rows)
@@ -72,7 +72,7 @@ func (db *DB) RedialCampaign(ctx context.Context, orgID int64, nc NewCampaign, c
 		return nil, fmt.Errorf("redial campaign: %w", err)
 	}
 	var rows, lastRow int64
-	tzs := map[string]struct{}{}
+	tzs := map[string]int64{} // contacts per timezone value
 	for after := int64(0); after < parentLast; after += redialScanRows {
 		through := after + redialScanRows
 		var n int64
@@ -88,7 +88,7 @@ func (db *DB) RedialCampaign(ctx context.Context, orgID int64, nc NewCampaign, c
 			}
 			chunkTZs, err := q.ContactTimezonesAfter(ctx, sqlcdb.ContactTimezonesAfterParams{CampaignID: id, RowNumber: after})
 			for _, tz := range chunkTZs {
-				tzs[tz] = struct{}{}
+				tzs[tz.Timezone] += tz.N
 			}
 			return err
 		})
@@ -104,7 +104,7 @@ func (db *DB) RedialCampaign(ctx context.Context, orgID int64, nc NewCampaign, c
 	if err == nil {
 		var sets map[string][]string
 		if sets, err = db.zoneSetsOf(ctx, parent, tzs); err == nil {
-			err = db.publishImport(ctx, id, nc.RedialOf, rows, lastRow, columns, slices.Sorted(maps.Keys(tzs)), sets)
+			err = db.publishImport(ctx, id, nc.RedialOf, rows, lastRow, columns, tzs, sets)
 		}
 	}
 	if err != nil {
@@ -114,13 +114,19 @@ func (db *DB) RedialCampaign(ctx context.Context, orgID int64, nc NewCampaign, c
 	return db.GetCampaign(ctx, orgID, id)
 }
 
-// publishImport makes imported campaign id visible with its totals, and
-// marks the campaign it redials (ECONFLICT when another redial won).
-func (db *DB) publishImport(ctx context.Context, id int64, redialOf *int64, rows, lastRow int64, columns, tzs []string, zoneSets map[string][]string) error {
+// publishImport makes imported campaign id visible with its totals (tzs:
+// its contacts per timezone value), and marks the campaign it redials
+// (ECONFLICT when another redial won).
+func (db *DB) publishImport(ctx context.Context, id int64, redialOf *int64, rows, lastRow int64, columns []string, tzs map[string]int64, zoneSets map[string][]string) error {
 	if zoneSets == nil {
 		zoneSets = map[string][]string{}
 	}
 	return db.inTx(ctx, func(q *sqlcdb.Queries) error {
+		for tz, n := range tzs {
+			if err := q.AddZoneContacts(ctx, sqlcdb.AddZoneContactsParams{CampaignID: id, Timezone: tz, Contacts: n}); err != nil {
+				return fmt.Errorf("count contacts per timezone: %w", err)
+			}
+		}
 		if redialOf != nil {
 			n, err := q.SetRedialed(ctx, sqlcdb.SetRedialedParams{RedialedCampaignID: sql.NullInt64{Int64: id, Valid: true}, UpdatedAt: db.nowMS(), ID: *redialOf})
 			if err != nil {
@@ -136,7 +142,7 @@ func (db *DB) publishImport(ctx context.Context, id int64, redialOf *int64, rows
 			}
 		}
 		n, err := q.PublishCampaign(ctx, sqlcdb.PublishCampaignParams{TotalRows: rows, Columns: mustJSON(columns),
-			Timezones: mustJSON(tzs), ZoneSets: mustJSON(zoneSets), LastRow: lastRow, ID: id})
+			Timezones: mustJSON(slices.Sorted(maps.Keys(tzs))), ZoneSets: mustJSON(zoneSets), LastRow: lastRow, ID: id})
 		if err != nil {
 			return fmt.Errorf("publish campaign: %w", err)
 		}

@@ -44,7 +44,7 @@ func (db *DB) QueueStats(ctx context.Context, id int64, now time.Time) ([]QueueG
 	if cur.QueuedThroughRow >= cur.LastRow {
 		return out, nil
 	}
-	unq, err := db.rq.UnqueuedByTimezone(ctx, sqlcdb.UnqueuedByTimezoneParams{CampaignID: id, AfterRow: cur.QueuedThroughRow})
+	unq, err := db.rq.UnqueuedZones(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("unqueued contacts: %w", err)
 	}

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"sync"
 
@@ -49,7 +47,7 @@ type importer struct {
 	stmt  *sql.Stmt // the full-size multi-row INSERT, prepared once
 	chunk []importRow
 	rows  int64
-	tzs   map[string]struct{}
+	tzs   map[string]int64 // contacts per timezone value
 	// zoneSets are the zone sets of the numbers added (zones.go), by key;
 	// zoneKeys caches each set's key by its first element's address: the
 	// numbering plan hands out the same slice for every number of a range.
@@ -100,7 +98,7 @@ func (db *DB) newImporter(ctx context.Context, id int64) (*importer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prepare contacts insert: %w", err)
 	}
-	imp := &importer{db: db, id: id, stmt: stmt, tzs: map[string]struct{}{},
+	imp := &importer{db: db, id: id, stmt: stmt, tzs: map[string]int64{},
 		zoneSets: map[string][]string{}, zoneKeys: map[*string]string{},
 		chunks: make(chan []importRow, 1), done: make(chan struct{}), free: make(chan []importRow, 2)}
 	imp.chunk = make([]importRow, 0, importChunkRows)
@@ -133,7 +131,7 @@ func (imp *importer) add(c ContactInput) error {
 		tz = imp.zoneKey(c.Zones)
 	}
 	imp.chunk = append(imp.chunk, importRow{row: int64(c.Row), phone: c.PhoneNumber, tz: tz, context: string(ctxJSON)})
-	imp.tzs[tz] = struct{}{}
+	imp.tzs[tz]++
 	imp.rows++
 	if len(imp.chunk) == importChunkRows {
 		return imp.flush()
@@ -250,6 +248,3 @@ func insertRows(ctx context.Context, tx *sql.Tx, full *sql.Stmt, prefix, values 
 	}
 	return nil
 }
-
-// timezones returns the distinct timezones of the contacts added, sorted.
-func (imp *importer) timezones() []string { return slices.Sorted(maps.Keys(imp.tzs)) }

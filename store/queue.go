@@ -75,6 +75,9 @@ func queueChunk(ctx context.Context, q *sqlcdb.Queries, id, through, lastRow int
 	if _, err := q.QueueFirstAttempts(ctx, sqlcdb.QueueFirstAttemptsParams{CampaignID: id, AfterRow: through, LastRow: end}); err != nil {
 		return 0, fmt.Errorf("queue first attempts: %w", err)
 	}
+	if err := q.NoteZonesQueued(ctx, sqlcdb.NoteZonesQueuedParams{CampaignID: id, AfterRow: through, LastRow: end}); err != nil {
+		return 0, fmt.Errorf("count queued contacts per timezone: %w", err)
+	}
 	if err := q.SetQueuedThrough(ctx, sqlcdb.SetQueuedThroughParams{QueuedThroughRow: end, ID: id}); err != nil {
 		return 0, fmt.Errorf("queue cursor: %w", err)
 	}

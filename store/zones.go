@@ -42,7 +42,7 @@ func (imp *importer) zoneKey(zones []string) string {
 }
 
 // zoneSetsOf returns the zone sets of campaign id whose keys are in keys.
-func (db *DB) zoneSetsOf(ctx context.Context, id int64, keys map[string]struct{}) (map[string][]string, error) {
+func (db *DB) zoneSetsOf(ctx context.Context, id int64, keys map[string]int64) (map[string][]string, error) {
 	raw, err := db.rq.CampaignZoneSets(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("zone sets of campaign %d: %w", id, err)

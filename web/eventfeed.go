@@ -21,10 +21,11 @@ const (
 	// process): once per ping interval, not per stream.
 	feedRefresh = 15 * time.Second
 	// diagnosisEvery bounds how often blocked_by is worked out again while
-	// the campaign's state stays the same: the diagnosis groups the whole
-	// queue (0.7 s for a million contacts not queued yet), so the interval
-	// is also at least diagnosisCost times the last one's duration, which
-	// bounds a watched campaign's diagnoses to 5% of a core.
+	// the campaign's state stays the same: the diagnosis groups the queued
+	// attempts (about 1 ms for a million-contact campaign, more while many
+	// retries wait), so the interval is also at least diagnosisCost times
+	// the last one's duration, which bounds a watched campaign's diagnoses
+	// to 5% of a core.
 	diagnosisEvery = 5 * time.Second
 	diagnosisCost  = 20
 	// logsPerRead is the page of new log entries read per flush.

@@ -30,6 +30,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.addCampaignCountsStmt, err = db.PrepareContext(ctx, addCampaignCounts); err != nil {
 		return nil, fmt.Errorf("error preparing query AddCampaignCounts: %w", err)
 	}
+	if q.addZoneContactsStmt, err = db.PrepareContext(ctx, addZoneContacts); err != nil {
+		return nil, fmt.Errorf("error preparing query AddZoneContacts: %w", err)
+	}
 	if q.authenticateAPIKeyStmt, err = db.PrepareContext(ctx, authenticateAPIKey); err != nil {
 		return nil, fmt.Errorf("error preparing query AuthenticateAPIKey: %w", err)
 	}
@@ -297,6 +300,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.noteExecutedByProgressStmt, err = db.PrepareContext(ctx, noteExecutedByProgress); err != nil {
 		return nil, fmt.Errorf("error preparing query NoteExecutedByProgress: %w", err)
 	}
+	if q.noteZonesQueuedStmt, err = db.PrepareContext(ctx, noteZonesQueued); err != nil {
+		return nil, fmt.Errorf("error preparing query NoteZonesQueued: %w", err)
+	}
 	if q.numberCallsSinceStmt, err = db.PrepareContext(ctx, numberCallsSince); err != nil {
 		return nil, fmt.Errorf("error preparing query NumberCallsSince: %w", err)
 	}
@@ -414,8 +420,8 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.unlinkRedialsStmt, err = db.PrepareContext(ctx, unlinkRedials); err != nil {
 		return nil, fmt.Errorf("error preparing query UnlinkRedials: %w", err)
 	}
-	if q.unqueuedByTimezoneStmt, err = db.PrepareContext(ctx, unqueuedByTimezone); err != nil {
-		return nil, fmt.Errorf("error preparing query UnqueuedByTimezone: %w", err)
+	if q.unqueuedZonesStmt, err = db.PrepareContext(ctx, unqueuedZones); err != nil {
+		return nil, fmt.Errorf("error preparing query UnqueuedZones: %w", err)
 	}
 	if q.updateCampaignSettingsStmt, err = db.PrepareContext(ctx, updateCampaignSettings); err != nil {
 		return nil, fmt.Errorf("error preparing query UpdateCampaignSettings: %w", err)
@@ -451,6 +457,11 @@ func (q *Queries) Close() error {
 	if q.addCampaignCountsStmt != nil {
 		if cerr := q.addCampaignCountsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing addCampaignCountsStmt: %w", cerr)
+		}
+	}
+	if q.addZoneContactsStmt != nil {
+		if cerr := q.addZoneContactsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing addZoneContactsStmt: %w", cerr)
 		}
 	}
 	if q.authenticateAPIKeyStmt != nil {
@@ -898,6 +909,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing noteExecutedByProgressStmt: %w", cerr)
 		}
 	}
+	if q.noteZonesQueuedStmt != nil {
+		if cerr := q.noteZonesQueuedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing noteZonesQueuedStmt: %w", cerr)
+		}
+	}
 	if q.numberCallsSinceStmt != nil {
 		if cerr := q.numberCallsSinceStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing numberCallsSinceStmt: %w", cerr)
@@ -1093,9 +1109,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing unlinkRedialsStmt: %w", cerr)
 		}
 	}
-	if q.unqueuedByTimezoneStmt != nil {
-		if cerr := q.unqueuedByTimezoneStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing unqueuedByTimezoneStmt: %w", cerr)
+	if q.unqueuedZonesStmt != nil {
+		if cerr := q.unqueuedZonesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing unqueuedZonesStmt: %w", cerr)
 		}
 	}
 	if q.updateCampaignSettingsStmt != nil {
@@ -1174,6 +1190,7 @@ type Queries struct {
 	tx                                      *sql.Tx
 	activeSuppressionStmt                   *sql.Stmt
 	addCampaignCountsStmt                   *sql.Stmt
+	addZoneContactsStmt                     *sql.Stmt
 	authenticateAPIKeyStmt                  *sql.Stmt
 	campaignCountsByStateStmt               *sql.Stmt
 	campaignSnapshotStmt                    *sql.Stmt
@@ -1263,6 +1280,7 @@ type Queries struct {
 	noteContactAttemptStmt                  *sql.Stmt
 	noteExecutedStmt                        *sql.Stmt
 	noteExecutedByProgressStmt              *sql.Stmt
+	noteZonesQueuedStmt                     *sql.Stmt
 	numberCallsSinceStmt                    *sql.Stmt
 	organizationOfCampaignStmt              *sql.Stmt
 	phoneAddressTakenStmt                   *sql.Stmt
@@ -1302,7 +1320,7 @@ type Queries struct {
 	unfinishedAttemptsStmt                  *sql.Stmt
 	unfinishedCampaignIDsStmt               *sql.Stmt
 	unlinkRedialsStmt                       *sql.Stmt
-	unqueuedByTimezoneStmt                  *sql.Stmt
+	unqueuedZonesStmt                       *sql.Stmt
 	updateCampaignSettingsStmt              *sql.Stmt
 	updateLogStmt                           *sql.Stmt
 	updatePhoneNumberStmt                   *sql.Stmt
@@ -1318,6 +1336,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		tx:                                      tx,
 		activeSuppressionStmt:                   q.activeSuppressionStmt,
 		addCampaignCountsStmt:                   q.addCampaignCountsStmt,
+		addZoneContactsStmt:                     q.addZoneContactsStmt,
 		authenticateAPIKeyStmt:                  q.authenticateAPIKeyStmt,
 		campaignCountsByStateStmt:               q.campaignCountsByStateStmt,
 		campaignSnapshotStmt:                    q.campaignSnapshotStmt,
@@ -1407,6 +1426,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		noteContactAttemptStmt:                  q.noteContactAttemptStmt,
 		noteExecutedStmt:                        q.noteExecutedStmt,
 		noteExecutedByProgressStmt:              q.noteExecutedByProgressStmt,
+		noteZonesQueuedStmt:                     q.noteZonesQueuedStmt,
 		numberCallsSinceStmt:                    q.numberCallsSinceStmt,
 		organizationOfCampaignStmt:              q.organizationOfCampaignStmt,
 		phoneAddressTakenStmt:                   q.phoneAddressTakenStmt,
@@ -1446,7 +1466,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		unfinishedAttemptsStmt:                  q.unfinishedAttemptsStmt,
 		unfinishedCampaignIDsStmt:               q.unfinishedCampaignIDsStmt,
 		unlinkRedialsStmt:                       q.unlinkRedialsStmt,
-		unqueuedByTimezoneStmt:                  q.unqueuedByTimezoneStmt,
+		unqueuedZonesStmt:                       q.unqueuedZonesStmt,
 		updateCampaignSettingsStmt:              q.updateCampaignSettingsStmt,
 		updateLogStmt:                           q.updateLogStmt,
 		updatePhoneNumberStmt:                   q.updatePhoneNumberStmt,

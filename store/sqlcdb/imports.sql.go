@@ -11,7 +11,7 @@ import (
 )
 
 const contactTimezonesAfter = `-- name: ContactTimezonesAfter :many
-SELECT DISTINCT timezone FROM contacts WHERE campaign_id = ? AND row_number > ? ORDER BY timezone
+SELECT timezone, count(*) AS n FROM contacts WHERE campaign_id = ? AND row_number > ? GROUP BY timezone ORDER BY timezone
 `
 
 type ContactTimezonesAfterParams struct {
@@ -19,19 +19,26 @@ type ContactTimezonesAfterParams struct {
 	RowNumber  int64
 }
 
-func (q *Queries) ContactTimezonesAfter(ctx context.Context, arg ContactTimezonesAfterParams) ([]string, error) {
+type ContactTimezonesAfterRow struct {
+	Timezone string
+	N        int64
+}
+
+// The contacts per timezone of campaign @campaign_id after row @row_number
+// (a redial's chunk just copied).
+func (q *Queries) ContactTimezonesAfter(ctx context.Context, arg ContactTimezonesAfterParams) ([]ContactTimezonesAfterRow, error) {
 	rows, err := q.query(ctx, q.contactTimezonesAfterStmt, contactTimezonesAfter, arg.CampaignID, arg.RowNumber)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []string{}
+	items := []ContactTimezonesAfterRow{}
 	for rows.Next() {
-		var timezone string
-		if err := rows.Scan(&timezone); err != nil {
+		var i ContactTimezonesAfterRow
+		if err := rows.Scan(&i.Timezone, &i.N); err != nil {
 			return nil, err
 		}
-		items = append(items, timezone)
+		items = append(items, i)
 	}
 	if err := rows.Close(); err != nil {
 		return nil, err

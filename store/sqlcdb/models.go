@@ -107,6 +107,13 @@ type CampaignLog struct {
 	Details    string
 }
 
+type CampaignZone struct {
+	CampaignID int64
+	Timezone   string
+	Contacts   int64
+	Queued     int64
+}
+
 type CompliancePolicy struct {
 	OrganizationID int64
 	Version        int64

@@ -9,6 +9,45 @@ import (
 	"context"
 )
 
+const addZoneContacts = `-- name: AddZoneContacts :exec
+INSERT INTO campaign_zones (campaign_id, timezone, contacts) VALUES (?1, ?2, ?3)
+ON CONFLICT (campaign_id, timezone) DO UPDATE SET contacts = contacts + excluded.contacts
+`
+
+type AddZoneContactsParams struct {
+	CampaignID int64
+	Timezone   string
+	Contacts   int64
+}
+
+// Campaign @campaign_id has @contacts contacts more with timezone value
+// @timezone (an import or a redial publishing its counts).
+func (q *Queries) AddZoneContacts(ctx context.Context, arg AddZoneContactsParams) error {
+	_, err := q.exec(ctx, q.addZoneContactsStmt, addZoneContacts, arg.CampaignID, arg.Timezone, arg.Contacts)
+	return err
+}
+
+const noteZonesQueued = `-- name: NoteZonesQueued :exec
+INSERT INTO campaign_zones (campaign_id, timezone, contacts, queued)
+SELECT c.campaign_id, c.timezone, 0, count(*)
+FROM contacts c WHERE c.campaign_id = ?1 AND c.row_number > ?2 AND c.row_number <= ?3
+GROUP BY c.timezone
+ON CONFLICT (campaign_id, timezone) DO UPDATE SET queued = queued + excluded.queued
+`
+
+type NoteZonesQueuedParams struct {
+	CampaignID int64
+	AfterRow   int64
+	LastRow    int64
+}
+
+// The first attempts of campaign @campaign_id's rows in (@after_row,
+// @last_row] were just queued: count them per timezone.
+func (q *Queries) NoteZonesQueued(ctx context.Context, arg NoteZonesQueuedParams) error {
+	_, err := q.exec(ctx, q.noteZonesQueuedStmt, noteZonesQueued, arg.CampaignID, arg.AfterRow, arg.LastRow)
+	return err
+}
+
 const queueChunkEnd = `-- name: QueueChunkEnd :one
 SELECT row_number FROM contacts
 WHERE campaign_id = ?1 AND row_number > ?2
@@ -179,32 +218,26 @@ func (q *Queries) SetQueuedThrough(ctx context.Context, arg SetQueuedThroughPara
 	return err
 }
 
-const unqueuedByTimezone = `-- name: UnqueuedByTimezone :many
-SELECT timezone, count(*) AS n FROM contacts
-WHERE campaign_id = ?1 AND row_number > ?2
-GROUP BY timezone
+const unqueuedZones = `-- name: UnqueuedZones :many
+SELECT timezone, CAST(contacts - queued AS INTEGER) AS n FROM campaign_zones
+WHERE campaign_id = ? AND contacts > queued ORDER BY timezone
 `
 
-type UnqueuedByTimezoneParams struct {
-	CampaignID int64
-	AfterRow   int64
-}
-
-type UnqueuedByTimezoneRow struct {
+type UnqueuedZonesRow struct {
 	Timezone string
 	N        int64
 }
 
 // Contacts whose first attempt is not queued yet (all due), by timezone.
-func (q *Queries) UnqueuedByTimezone(ctx context.Context, arg UnqueuedByTimezoneParams) ([]UnqueuedByTimezoneRow, error) {
-	rows, err := q.query(ctx, q.unqueuedByTimezoneStmt, unqueuedByTimezone, arg.CampaignID, arg.AfterRow)
+func (q *Queries) UnqueuedZones(ctx context.Context, campaignID int64) ([]UnqueuedZonesRow, error) {
+	rows, err := q.query(ctx, q.unqueuedZonesStmt, unqueuedZones, campaignID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []UnqueuedByTimezoneRow{}
+	items := []UnqueuedZonesRow{}
 	for rows.Next() {
-		var i UnqueuedByTimezoneRow
+		var i UnqueuedZonesRow
 		if err := rows.Scan(&i.Timezone, &i.N); err != nil {
 			return nil, err
 		}
