@@ -70,6 +70,8 @@
 package console
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -200,6 +202,14 @@ func (c *Console) wrap(rt route) http.HandlerFunc {
 				}
 				c.renderError(w, r, nil, http.StatusForbidden, "Your session has ended. Sign in again.")
 				return
+			}
+			if !safe && r.Header.Get(CSRFHeader) == "" {
+				var tooLarge *http.MaxBytesError
+				if err := r.ParseForm(); errors.As(err, &tooLarge) {
+					c.renderError(w, r, s, http.StatusRequestEntityTooLarge,
+						fmt.Sprintf("This form is larger than the %d MiB a form may be.", maxFormBytes>>20))
+					return
+				}
 			}
 			if !safe && !validCSRF(r, s) {
 				c.renderError(w, r, s, http.StatusForbidden, "This form has expired. Reload the page and try again.")

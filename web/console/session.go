@@ -44,8 +44,10 @@ func validCSRF(r *http.Request, s *session) bool {
 	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(s.CSRFToken)) == 1
 }
 
-// maxFormBytes bounds the body of a console form.
-const maxFormBytes = 1 << 20
+// maxFormBytes bounds the body of a console form: the API's own body limit
+// (8 MiB), since a form carries what the console sends on to it (a 1 MiB
+// workflow definition, pretty-printed and URL-encoded, is well over 1 MiB).
+const maxFormBytes = 8 << 20
 
 // setSessionCookie hands the browser its session token: HttpOnly,
 // SameSite=Strict, for the whole site (the API reads it too), Secure when
