@@ -45,6 +45,7 @@ type feed struct {
 	mu       sync.Mutex
 	subs     map[*stream]struct{}
 	greeted  map[*stream]struct{} // streams that still need a first snapshot
+	latest   *snapshotJSON        // the last snapshot handed out (a new stream gets it at once)
 	calls    []callEventJSON      // ended since the last flush, newest last
 	skipped  int                  // calls dropped from calls beyond the rate
 	windowAt time.Time            // start of the current second of the call rate
@@ -58,6 +59,7 @@ type feed struct {
 	diagOf   string        // the state the diagnosis was made in
 	blocked  []string
 	lastSent time.Time
+	seq      uint64 // snapshots made
 }
 
 func newFeed(h *eventHub, id, org int64) *feed {
@@ -90,20 +92,30 @@ func (f *feed) poke() {
 	}
 }
 
+// attach adds campaign stream s; it gets the feed's latest snapshot at once
+// (API.md 10: one on connect), or the first one when the feed has none yet.
 func (f *feed) attach(s *stream) {
 	f.mu.Lock()
 	f.subs[s] = struct{}{}
-	f.greeted[s] = struct{}{}
 	f.mu.Unlock()
-	f.poke()
+	f.welcome(s, true)
 }
 
-// greet makes an organization-wide stream get this campaign's snapshot at
-// the next flush.
-func (f *feed) greet(s *stream) {
+// greet makes an organization-wide stream get this campaign's snapshot:
+// the latest at once, or the first one.
+func (f *feed) greet(s *stream) { f.welcome(s, false) }
+
+func (f *feed) welcome(s *stream, endIfFinal bool) {
 	f.mu.Lock()
-	f.greeted[s] = struct{}{}
+	snap := f.latest
+	if snap == nil {
+		f.greeted[s] = struct{}{}
+	}
 	f.mu.Unlock()
+	if snap != nil {
+		s.pushSnapshot(snap, endIfFinal && finalState(snap.State))
+		return
+	}
 	f.poke()
 }
 
@@ -191,7 +203,12 @@ func (f *feed) flush(ctx context.Context) bool {
 	}
 	calls, skipped, greeted := f.take(now)
 	changed := f.last == nil || !f.last.sameAs(snap)
+	f.seq++
+	snap.seq = f.seq
 	f.last = snap
+	f.mu.Lock()
+	f.latest = snap
+	f.mu.Unlock()
 	final := finalState(snap.State)
 	f.each(func(s *stream) {
 		_, greet := greeted[s]

@@ -27,6 +27,7 @@ type snapshotJSON struct {
 	CallsSkipped int `json:"calls_skipped"`
 
 	org int64
+	seq uint64 // the feed's count of snapshots: a stream never takes an older one after a newer
 }
 
 // sameAs reports whether o says the same as s (calls_skipped aside).
@@ -117,13 +118,15 @@ type stream struct {
 	skipped  int
 	snaps    map[int64]*snapshotJSON // the newest snapshot per campaign not written yet
 	order    []int64                 // snaps' campaigns in arrival order
+	seqs     map[int64]uint64        // the newest snapshot handed over per campaign
 	overflow bool                    // a log entry did not fit: end, the client replays
 	final    bool                    // the campaign reached a final state: end after its snapshot
 	ended    bool                    // the campaign is gone: end now
 }
 
 func newStream(campaignID, org int64) *stream {
-	return &stream{campaignID: campaignID, org: org, wake: make(chan struct{}, 1), snaps: map[int64]*snapshotJSON{}}
+	return &stream{campaignID: campaignID, org: org, wake: make(chan struct{}, 1), snaps: map[int64]*snapshotJSON{},
+		seqs: map[int64]uint64{}}
 }
 
 func (s *stream) poke() {
@@ -156,10 +159,16 @@ func (s *stream) push(logs, calls []frame, skipped int) {
 	s.poke()
 }
 
-// pushSnapshot replaces the campaign's pending snapshot with snap; final
-// ends a campaign stream after it.
+// pushSnapshot replaces the campaign's pending snapshot with snap, unless
+// a newer one was handed over already (a new stream's welcome racing a
+// flush); final ends a campaign stream after it.
 func (s *stream) pushSnapshot(snap *snapshotJSON, final bool) {
 	s.mu.Lock()
+	if seq, ok := s.seqs[snap.ID]; ok && snap.seq <= seq {
+		s.mu.Unlock()
+		return
+	}
+	s.seqs[snap.ID] = snap.seq
 	if _, ok := s.snaps[snap.ID]; !ok {
 		s.order = append(s.order, snap.ID)
 	}

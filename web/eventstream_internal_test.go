@@ -16,7 +16,7 @@ func TestStreamBoundedWithoutReader(t *testing.T) {
 		defer close(done)
 		for i := range 10 * streamBuffer {
 			s.push([]frame{{id: int64(i)}}, []frame{{b: []byte(strconv.Itoa(i))}}, 1)
-			s.pushSnapshot(&snapshotJSON{ID: 1, ProcessedRows: int64(i)}, false)
+			s.pushSnapshot(&snapshotJSON{ID: 1, ProcessedRows: int64(i), seq: uint64(i + 1)}, false)
 		}
 	}()
 	select {
@@ -70,5 +70,21 @@ func TestEncodeFrame(t *testing.T) {
 		if err != nil || string(fr.b) != tc.want || fr.id != tc.id {
 			t.Errorf("%s: %q %d %v, want %q", tc.name, fr.b, fr.id, err, tc.want)
 		}
+	}
+}
+
+// A snapshot older than one handed over already (a new stream's welcome
+// with the feed's latest, racing the flush of a newer one) is dropped.
+func TestStreamKeepsTheNewerSnapshot(t *testing.T) {
+	s := newStream(1, 1)
+	s.pushSnapshot(&snapshotJSON{ID: 1, ProcessedRows: 5, seq: 2}, false)
+	s.pushSnapshot(&snapshotJSON{ID: 1, ProcessedRows: 3, seq: 1}, true)
+	p := s.take()
+	if len(p.snaps) != 1 || p.snaps[0].ProcessedRows != 5 || p.final {
+		t.Fatalf("pending %+v (final %v), want the newer snapshot alone, not final", p.snaps, p.final)
+	}
+	s.pushSnapshot(&snapshotJSON{ID: 1, ProcessedRows: 4, seq: 2}, false)
+	if p := s.take(); len(p.snaps) != 0 {
+		t.Errorf("a snapshot already written came again: %+v", p.snaps)
 	}
 }
