@@ -212,9 +212,11 @@ async function seedSeries() {
 // --- the stream -----------------------------------------------------------
 
 let events = null;
+let ended = false; // the campaign reached a final state: no stream any more
 const ticker = setInterval(() => series.tick(Date.now()), 10_000);
 
 function stop() {
+  ended = true;
   if (events) events.close();
   events = null;
   clearInterval(ticker);
@@ -232,17 +234,31 @@ function listen(source, name, handle) {
   });
 }
 
-if ("EventSource" in window) {
+// openStream follows the campaign's events; the log entries written
+// before it opened are fetched once it is open (logs.add drops repeats).
+function openStream() {
   events = new EventSource(`${base}/events`);
-  let opened = false;
-  events.addEventListener("open", () => {
-    if (!opened) catchUpLogs();
-    opened = true;
-  });
+  events.addEventListener("open", catchUpLogs, { once: true });
   listen(events, "campaign", onSnapshot);
   listen(events, "log", (entry) => logs.add(entry));
   listen(events, "call", onCall);
+}
+
+if ("EventSource" in window) {
+  openStream();
   window.addEventListener("pagehide", stop);
+  // A hidden tab lets go of its stream: a browser holds 6 connections per
+  // site over HTTP/1.1, and each open page's stream keeps one. Shown
+  // again, the page follows the campaign anew (the next snapshot brings
+  // every counter up to date).
+  document.addEventListener("visibilitychange", () => {
+    if (document.hidden && events) {
+      events.close();
+      events = null;
+    } else if (!document.hidden && !events && !ended) {
+      openStream();
+    }
+  });
 }
 seedSeries();
 

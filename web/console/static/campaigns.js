@@ -34,13 +34,27 @@ function update(snap) {
 }
 
 if (rows.size > 0 && "EventSource" in window) {
-  const events = new EventSource("/api/v1/events");
-  events.addEventListener("campaign", (e) => {
-    try {
-      update(JSON.parse(e.data));
-    } catch {
-      // a snapshot that does not parse changes nothing
-    }
+  let events = null;
+  const open = () => {
+    events = new EventSource("/api/v1/events");
+    events.addEventListener("campaign", (e) => {
+      try {
+        update(JSON.parse(e.data));
+      } catch {
+        // a snapshot that does not parse changes nothing
+      }
+    });
+  };
+  const close = () => {
+    if (events) events.close();
+    events = null;
+  };
+  open();
+  window.addEventListener("pagehide", close);
+  // A hidden tab lets go of its stream (a browser holds 6 connections per
+  // site over HTTP/1.1); shown again, it gets a snapshot of each campaign.
+  document.addEventListener("visibilitychange", () => {
+    if (document.hidden) close();
+    else if (!events) open();
   });
-  window.addEventListener("pagehide", () => events.close());
 }
