@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -247,7 +248,18 @@ func coldLoad(b *browser, base, key, path string, quietFor time.Duration) (*load
 		l.resources = append(l.resources, r)
 		l.total += r.transfer
 	}
-	if len(l.resources) == 0 || l.resources[0].status != 200 {
+	// The document, not the first request seen: the page the sign-in
+	// landed on may still fetch its favicon as the navigation starts; what
+	// was requested before the document is that page's, not counted.
+	doc := slices.IndexFunc(l.resources, func(r resource) bool { return r.typ == network.ResourceTypeDocument })
+	if doc > 0 {
+		for _, r := range l.resources[:doc] {
+			l.total -= r.transfer
+		}
+		l.resources = l.resources[doc:]
+		doc = 0
+	}
+	if doc < 0 || l.resources[doc].status != 200 {
 		return nil, fmt.Errorf("load %s: the document did not answer 200: %+v", path, l.resources)
 	}
 	if l.stream.status != 200 {
