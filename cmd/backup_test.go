@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outdial/outdial/cmd"
 	"github.com/outdial/outdial/dialer/carrier/twiliosim"
 )
 
@@ -62,7 +63,7 @@ func TestBackupDuringCampaign(t *testing.T) {
 		t.Skip("builds and runs the real binary; skipped with -short")
 	}
 	n := *backupContacts
-	bin := buildBinary(t)
+	bin := cmd.BuildBinary(t)
 	dir := filepath.Join(t.TempDir(), "data")
 	addr := freeAddr(t)
 

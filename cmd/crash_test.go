@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outdial/outdial/cmd"
 	"github.com/outdial/outdial/dialer/carrier/twiliosim"
 	"github.com/outdial/outdial/store"
 )
@@ -53,7 +54,7 @@ func TestCrashMidCampaign(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the real binary; skipped with -short")
 	}
-	bin := buildBinary(t)
+	bin := cmd.BuildBinary(t)
 	dir := filepath.Join(t.TempDir(), "data")
 	addr := freeAddr(t)
 	base := "http://" + addr
@@ -281,19 +282,6 @@ func crashCSV(n int) ([]byte, map[int]string) {
 		fmt.Fprintf(&b, "%s,Name%d,City%d\n", p, i, i%7)
 	}
 	return b.Bytes(), phones
-}
-
-// buildBinary builds the outdial binary into a temporary directory.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "outdial")
-	// go test puts its toolchain's bin directory first on PATH.
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir = ".."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // freeAddr returns a loopback address with a port nothing listens on.

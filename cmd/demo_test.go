@@ -53,19 +53,6 @@ func parseDemo(t *testing.T, out string) demoPrinted {
 	return demoPrinted{base: svc[1], link: link[1], key: key[1], dataDir: svc[2], campaignID: id}
 }
 
-// buildOutdial builds the binary into a temporary directory.
-func buildOutdial(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "outdial")
-	// go test puts its toolchain's bin directory first on PATH.
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir = ".."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // TestDemo runs `outdial demo --addr 127.0.0.1:0` as a user does: the
 // printed link signs in once, the campaign completes by itself with every
 // contact ending as its scripted story says (every outcome present,
@@ -75,7 +62,7 @@ func TestDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs a one-minute campaign; skipped with -short")
 	}
-	bin := buildOutdial(t)
+	bin := BuildBinary(t)
 	tmp := t.TempDir()
 	var env []string
 	for _, kv := range os.Environ() {

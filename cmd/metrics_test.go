@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/outdial/outdial/cmd"
 )
 
 // TestMetricsListener runs the real binary with OUTDIAL_METRICS_ADDR on a
@@ -16,7 +18,7 @@ func TestMetricsListener(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the real binary; skipped with -short")
 	}
-	bin := buildBinary(t)
+	bin := cmd.BuildBinary(t)
 	addr, metricsAddr := freeAddr(t), freeAddr(t)
 	env := append(serviceEnv("http://127.0.0.1:1"), "OUTDIAL_METRICS_ADDR="+metricsAddr)
 	s := startService(t, bin, t.TempDir(), addr, env, "metrics")
@@ -60,7 +62,7 @@ func TestMetricsAddrTaken(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the real binary; skipped with -short")
 	}
-	bin := buildBinary(t)
+	bin := cmd.BuildBinary(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/outdial/outdial/cmd"
 )
 
 const (
@@ -25,7 +27,7 @@ func TestProvidersEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the real binary; skipped with -short")
 	}
-	bin := buildBinary(t)
+	bin := cmd.BuildBinary(t)
 	dir := filepath.Join(t.TempDir(), "data")
 	addr := freeAddr(t)
 	providers, simEnv := e2eProviders(t)
