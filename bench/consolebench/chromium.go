@@ -14,6 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/outdial/outdial/bench/internal/realbin"
+	"github.com/outdial/outdial/web/console/browsertest"
 )
 
 // browser is one headless Chromium, started as web/console/browsertest
@@ -33,19 +34,7 @@ func startBrowser(path string) (*browser, error) {
 		return nil, fmt.Errorf("no browser at %s (install it with .ci/chromium.sh, or pass -chromium): %w", path, err)
 	}
 	out := &lockedBuffer{}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.WindowSize(1280, 800),
-		chromedp.CombinedOutput(out),
-	)
+	opts := browsertest.AllocatorOptions(path, 1280, 800, out)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(allocCtx)
 	b := &browser{ctx: ctx, out: out, cancel: func() {

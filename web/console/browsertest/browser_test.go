@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/outdial/outdial/web/console/browsertest"
 )
 
 // defaultChromium is where Debian's chromium package (.ci/chromium.sh)
@@ -41,29 +42,6 @@ func chromiumPath() (string, error) {
 	return defaultChromium, nil
 }
 
-// allocatorOptions are chromedp's defaults (headless, no first run, no
-// extensions...) plus what Chromium needs on our machines: no sandbox (we
-// run as root), no GPU, and nothing that reaches for the network by itself
-// (QUIC, background networking, component updates, sync), whose connections
-// the closed network refuses. chromedp starts the browser with a fresh
-// temporary --user-data-dir and removes it when the browser ends; it talks
-// to it over a pipe, so no debugging port is opened.
-func allocatorOptions(path string, output *lockedBuffer) []chromedp.ExecAllocatorOption {
-	return append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.WindowSize(int(desktopView.width), int(desktopView.height)),
-		chromedp.CombinedOutput(output),
-	)
-}
-
 // startBrowser starts the browser and waits until it answers.
 func startBrowser() (*browser, error) {
 	path, err := chromiumPath()
@@ -71,7 +49,8 @@ func startBrowser() (*browser, error) {
 		return nil, err
 	}
 	output := &lockedBuffer{}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), allocatorOptions(path, output)...)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		browsertest.AllocatorOptions(path, int(desktopView.width), int(desktopView.height), output)...)
 	ctx, cancelCtx := chromedp.NewContext(allocCtx)
 	b := &browser{ctx: ctx, output: output, cancel: func() {
 		cancelCtx()
