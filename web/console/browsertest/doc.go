@@ -1,6 +1,7 @@
 // Package browsertest holds the console's real-browser tests (API.md 14,
 // issue 13): headless Chromium, driven from Go with chromedp, against the
-// whole server. It has no code outside its tests.
+// whole server. Outside its tests it holds only AllocatorOptions, the
+// flags Chromium is started with (bench/consolebench uses them too).
 //
 // TestMain starts, once for the package, the server as cmd/serve.go wires
 // it (SQLite in a temporary directory, the bundled object store, the dialer
