@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -112,7 +113,7 @@ func (h *eventHub) subscribe(ctx context.Context, id, org int64, s *stream) erro
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
-		return errStatus(503, "the service is shutting down")
+		return errStatus(http.StatusServiceUnavailable, "the service is shutting down")
 	}
 	h.orgOf[id] = org
 	f := h.feeds[id]
@@ -135,7 +136,7 @@ func (h *eventHub) subscribeOrg(org int64, ids []int64, s *stream) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return errStatus(503, "the service is shutting down")
+		return errStatus(http.StatusServiceUnavailable, "the service is shutting down")
 	}
 	if h.orgs[org] == nil {
 		h.orgs[org] = map[*stream]struct{}{}
