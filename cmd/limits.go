@@ -46,6 +46,9 @@ func addLimitFlags(f *pflag.FlagSet) {
 	f.Int("upload-quota-files", 100, "contacts uploads an organization may keep, stored plus presigned; a presign beyond answers 413 (0: no quota)")
 	f.Duration("upload-retention", 24*time.Hour, "age at which an upload no campaign was created from is deleted (0: kept)")
 	f.Duration("upload-sweep-interval", 5*time.Minute, "how often uploads are swept: deleted once a campaign was created from them, or when older than --upload-retention (0: never)")
+	f.Int("max-streams-per-key", web.DefaultStreamsPerKey, "open event streams one API key (or its console sessions) may hold; one more answers 429")
+	f.Int("max-streams-per-org", web.DefaultStreamsPerOrg, "open event streams one organization may hold; one more answers 429")
+	f.Int("max-streams", 0, fmt.Sprintf("open event streams in all, so that streams never take the connections ordinary requests need (0: a quarter of --max-connections, at most %d); one more answers 503", web.DefaultMaxStreams))
 	f.Int("max-campaign-rows", web.DefaultMaxCampaignRows, "contacts one campaign may have; a CSV with more is refused with 422 csv_too_many_rows and nothing is stored")
 }
 
@@ -74,6 +77,9 @@ func setupLimits(ctx context.Context, f *pflag.FlagSet, dataDir string, cfg *web
 	retention, _ := f.GetDuration("upload-retention")
 	sweepEvery, _ := f.GetDuration("upload-sweep-interval")
 	maxRows, _ := f.GetInt("max-campaign-rows")
+	perKey, _ := f.GetInt("max-streams-per-key")
+	perOrg, _ := f.GetInt("max-streams-per-org")
+	maxStreams, _ := f.GetInt("max-streams")
 	switch {
 	case maxConns < 0:
 		return nil, fmt.Errorf("--max-connections must be 0 (automatic) or more, not %d", maxConns)
@@ -83,12 +89,17 @@ func setupLimits(ctx context.Context, f *pflag.FlagSet, dataDir string, cfg *web
 		return nil, fmt.Errorf("body, quota and retention limits must not be negative (0 turns one off)")
 	case maxRows < 1:
 		return nil, fmt.Errorf("--max-campaign-rows must be at least 1, not %d", maxRows)
+	case perKey < 1 || perOrg < 1 || maxStreams < 0:
+		return nil, fmt.Errorf("--max-streams-per-key and --max-streams-per-org must be at least 1, --max-streams 0 (automatic) or more")
 	}
 	if maxConns == 0 {
 		maxConns = defaultMaxConns(openFiles)
 	} else if openFiles > 0 && uint64(maxConns)+64 > openFiles {
 		log.Warn("--max-connections leaves fewer than 64 file descriptors for the database, uploads and providers",
 			slog.Int("max_connections", maxConns), slog.Uint64("open_files", openFiles))
+	}
+	if maxStreams == 0 {
+		maxStreams = defaultMaxStreams(maxConns)
 	}
 	reserve, err := diskReserve(f, dataDir)
 	if err != nil {
@@ -99,10 +110,12 @@ func setupLimits(ctx context.Context, f *pflag.FlagSet, dataDir string, cfg *web
 		DiskReserve:      reserve,
 		UploadQuotaBytes: quotaBytes, UploadQuotaFiles: quotaFiles, UploadRetention: retention,
 		MaxCampaignRows: maxRows,
+		Streams:         web.StreamLimits{PerKey: perKey, PerOrg: perOrg, Total: maxStreams},
 	}
 	lim := &servedLimits{log: log, conns: web.ConnLimits{MaxConns: maxConns, ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout, Log: log}}
 	log.Info("limits",
 		slog.Uint64("open_files", openFiles), slog.Uint64("open_files_hard", hard), slog.Int("max_connections", maxConns),
+		slog.Int("max_streams", maxStreams), slog.Int("max_streams_per_key", perKey), slog.Int("max_streams_per_org", perOrg),
 		slog.Duration("body_timeout", bodyTimeout), slog.Int64("body_min_rate", minRate), slog.Duration("body_rate_window", window),
 		slog.String("disk_reserve", diskspace.Format(reserve.Bytes())),
 		slog.Int64("upload_quota_bytes", quotaBytes), slog.Int("upload_quota_files", quotaFiles),
@@ -132,6 +145,14 @@ func defaultMaxConns(openFiles uint64) int {
 		return max(int(openFiles/2), 16)
 	}
 	return int(min(openFiles-fdHeadroom, defaultMaxConnsCap))
+}
+
+// defaultMaxStreams is --max-streams' default for a connection cap of
+// maxConns: a quarter of it (at least 1), at most web.DefaultMaxStreams. A
+// stream holds its connection and is never shed, so the other three
+// quarters stay for ordinary requests whatever streams are held.
+func defaultMaxStreams(maxConns int) int {
+	return max(min(maxConns/4, web.DefaultMaxStreams), 1)
 }
 
 // diskReserve returns the reserve of --disk-reserve-bytes on dataDir's

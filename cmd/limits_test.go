@@ -196,6 +196,16 @@ func TestDefaultMaxConns(t *testing.T) {
 	}
 }
 
+// Streams take at most a quarter of the connection cap by default, so that
+// the rest stays for ordinary requests.
+func TestDefaultMaxStreams(t *testing.T) {
+	for _, tc := range []struct{ conns, want int }{{16, 4}, {3, 1}, {512, 128}, {18976, 4096}, {32768, 4096}} {
+		if got := defaultMaxStreams(tc.conns); got != tc.want {
+			t.Errorf("defaultMaxStreams(%d) = %d, want %d", tc.conns, got, tc.want)
+		}
+	}
+}
+
 func TestRaiseOpenFiles(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("RLIMIT_NOFILE semantics checked on Linux")

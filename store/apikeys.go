@@ -34,6 +34,9 @@ type APIKey struct {
 type Principal struct {
 	APIKeyID       int64
 	OrganizationID int64
+	// SessionID is the console session the request came with (0: the key
+	// itself was sent). Long-lived requests check it with LiveCredentials.
+	SessionID int64
 }
 
 func hashKey(key string) []byte {

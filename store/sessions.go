@@ -80,13 +80,14 @@ func createSession(ctx context.Context, q *sqlcdb.Queries, p Principal, now int6
 		return "", Session{}, err
 	}
 	expires := now + SessionIdleTimeout.Milliseconds()
-	err = q.CreateConsoleSession(ctx, sqlcdb.CreateConsoleSessionParams{
+	id, err := q.CreateConsoleSession(ctx, sqlcdb.CreateConsoleSessionParams{
 		TokenHash: hashKey(token), CsrfToken: csrf, ApiKeyID: p.APIKeyID, OrganizationID: p.OrganizationID,
 		CreatedAt: now, LastSeenAt: now, ExpiresAt: expires,
 	})
 	if err != nil {
 		return "", Session{}, fmt.Errorf("insert session: %w", err)
 	}
+	p.SessionID = id
 	return token, Session{Principal: p, CSRFToken: csrf, ExpiresAt: fromMS(expires)}, nil
 }
 
@@ -120,7 +121,7 @@ func (db *DB) Session(ctx context.Context, token string) (Session, error) {
 	if err != nil {
 		return Session{}, fmt.Errorf("get session: %w", err)
 	}
-	s := Session{Principal: Principal{APIKeyID: r.ApiKeyID, OrganizationID: r.OrganizationID},
+	s := Session{Principal: Principal{APIKeyID: r.ApiKeyID, OrganizationID: r.OrganizationID, SessionID: r.ID},
 		CSRFToken: r.CsrfToken, ExpiresAt: fromMS(r.ExpiresAt)}
 	stale := now - sessionTouchInterval.Milliseconds()
 	if r.LastSeenAt <= stale {

@@ -36,7 +36,7 @@ func TestSessionIdleExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Principal != p || len(s.CSRFToken) != 43 || len(token) != 43 || s.CSRFToken == token {
+	if s.APIKeyID != p.APIKeyID || s.OrganizationID != p.OrganizationID || s.SessionID == 0 || len(s.CSRFToken) != 43 || len(token) != 43 || s.CSRFToken == token {
 		t.Fatalf("session = %+v, token %q", s, token)
 	}
 	if want := clock.t.Add(store.SessionIdleTimeout); !s.ExpiresAt.Equal(want) {
@@ -49,7 +49,7 @@ func TestSessionIdleExpiry(t *testing.T) {
 		if err != nil {
 			t.Fatalf("after 11 h idle: %v", err)
 		}
-		if got.Principal != p || got.CSRFToken != s.CSRFToken {
+		if got.Principal != s.Principal || got.CSRFToken != s.CSRFToken {
 			t.Fatalf("session = %+v, want %+v", got, s)
 		}
 		if want := clock.t.Add(store.SessionIdleTimeout); !got.ExpiresAt.Equal(want) {
@@ -218,7 +218,8 @@ func TestSignInLink(t *testing.T) {
 				t.Fatalf("redeem: %v", err)
 			}
 			got, err := db.Session(ctx, token)
-			if err != nil || got.Principal != p || got.CSRFToken != s.CSRFToken {
+			if err != nil || got.Principal != s.Principal || got.APIKeyID != p.APIKeyID || got.OrganizationID != p.OrganizationID ||
+				got.SessionID == 0 || got.CSRFToken != s.CSRFToken {
 				t.Fatalf("session of the link = %+v, %v; want %+v", got, err, s)
 			}
 			// Once only.

@@ -44,10 +44,17 @@ func (s *Server) campaignEvents(w http.ResponseWriter, r *http.Request, ps httpr
 		return err
 	}
 	if r.Method == http.MethodHead {
+		if err := s.streams.refusal(w, principalOf(r)); err != nil {
+			return err
+		}
 		startStream(w)
 		return nil
 	}
 	st := newStream(id, org)
+	if err := s.streams.admit(w, st, principalOf(r)); err != nil {
+		return err
+	}
+	defer s.streams.release(st)
 	if err := s.hub.subscribe(ctx, id, org, st); err != nil {
 		return err
 	}
@@ -83,14 +90,21 @@ func (s *Server) orgEvents(w http.ResponseWriter, r *http.Request, _ httprouter.
 		return errStatus(http.StatusServiceUnavailable, "the dialer is not running")
 	}
 	if r.Method == http.MethodHead {
+		if err := s.streams.refusal(w, principalOf(r)); err != nil {
+			return err
+		}
 		startStream(w)
 		return nil
 	}
+	st := newStream(0, org)
+	if err := s.streams.admit(w, st, principalOf(r)); err != nil {
+		return err
+	}
+	defer s.streams.release(st)
 	ids, err := s.db.UnfinishedCampaignIDs(r.Context(), org, orgSnapshots)
 	if err != nil {
 		return err
 	}
-	st := newStream(0, org)
 	if err := s.hub.subscribeOrg(org, ids, st); err != nil {
 		return err
 	}
@@ -120,6 +134,10 @@ func (s *Server) pump(r *http.Request, out *sseWriter, st *stream, skipThrough i
 		case <-st.wake:
 			p := st.take()
 			if p.ended {
+				if p.reason != "" {
+					out.comment(p.reason)
+					out.flush() //nolint:errcheck // ending anyway
+				}
 				return
 			}
 			for _, fr := range p.logs {

@@ -121,7 +121,8 @@ type stream struct {
 	seqs     map[int64]uint64        // the newest snapshot handed over per campaign
 	overflow bool                    // a log entry did not fit: end, the client replays
 	final    bool                    // the campaign reached a final state: end after its snapshot
-	ended    bool                    // the campaign is gone: end now
+	ended    bool                    // the campaign is gone, or the credential: end now
+	reason   string                  // why it ended, when not the campaign (a comment line to the client)
 }
 
 func newStream(campaignID, org int64) *stream {
@@ -179,9 +180,16 @@ func (s *stream) pushSnapshot(snap *snapshotJSON, final bool) {
 }
 
 // end ends the stream at once (its campaign is gone).
-func (s *stream) end() {
+func (s *stream) end() { s.endWith("") }
+
+// endWith ends the stream at once, telling the client reason in a comment
+// line (its credential no longer authenticates).
+func (s *stream) endWith(reason string) {
 	s.mu.Lock()
 	s.ended = true
+	if s.reason == "" {
+		s.reason = reason
+	}
 	s.mu.Unlock()
 	s.poke()
 }
@@ -194,6 +202,7 @@ type pending struct {
 	overflow bool
 	final    bool
 	ended    bool
+	reason   string
 }
 
 // take empties the stream's buffers; the snapshots carry the calls skipped
@@ -201,7 +210,7 @@ type pending struct {
 func (s *stream) take() pending {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := pending{logs: s.logs, calls: s.calls, overflow: s.overflow, final: s.final, ended: s.ended}
+	p := pending{logs: s.logs, calls: s.calls, overflow: s.overflow, final: s.final, ended: s.ended, reason: s.reason}
 	s.logs, s.calls = nil, nil
 	for _, id := range s.order {
 		snap := *s.snaps[id]

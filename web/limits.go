@@ -59,6 +59,10 @@ type Limits struct {
 	// uses it here.
 	UploadRetention time.Duration
 
+	// Streams bound the open event streams (streamguard.go); the zero
+	// value means the defaults.
+	Streams StreamLimits
+
 	// Now is the clock of presign reservations; nil means time.Now.
 	Now func() time.Time
 }

@@ -73,6 +73,7 @@ type Server struct {
 	router    *httprouter.Router
 	routes    []Route
 	hub       *eventHub        // the live event streams (eventhub.go); nil without a dialer
+	streams   *streamGuard     // their bounds and credential checks (streamguard.go)
 	console   *console.Console // the operator console (console.go)
 }
 
@@ -119,6 +120,7 @@ func New(cfg Config) *Server {
 	if s.dialer != nil {
 		s.hub = newEventHub(s.db, s.dialer, s.log)
 	}
+	s.streams = newStreamGuard(s.db, s.log, cfg.Limits.Streams)
 	s.registerRoutes()
 	s.console = s.newConsole(cfg)
 	return s

@@ -8,11 +8,13 @@ package sqlcdb
 import (
 	"context"
 	"database/sql"
+	"strings"
 )
 
-const createConsoleSession = `-- name: CreateConsoleSession :exec
+const createConsoleSession = `-- name: CreateConsoleSession :one
 INSERT INTO console_sessions (token_hash, csrf_token, api_key_id, organization_id, created_at, last_seen_at, expires_at)
 VALUES (?, ?, ?, ?, ?, ?, ?)
+RETURNING id
 `
 
 type CreateConsoleSessionParams struct {
@@ -25,8 +27,8 @@ type CreateConsoleSessionParams struct {
 	ExpiresAt      int64
 }
 
-func (q *Queries) CreateConsoleSession(ctx context.Context, arg CreateConsoleSessionParams) error {
-	_, err := q.exec(ctx, q.createConsoleSessionStmt, createConsoleSession,
+func (q *Queries) CreateConsoleSession(ctx context.Context, arg CreateConsoleSessionParams) (int64, error) {
+	row := q.queryRow(ctx, q.createConsoleSessionStmt, createConsoleSession,
 		arg.TokenHash,
 		arg.CsrfToken,
 		arg.ApiKeyID,
@@ -35,7 +37,9 @@ func (q *Queries) CreateConsoleSession(ctx context.Context, arg CreateConsoleSes
 		arg.LastSeenAt,
 		arg.ExpiresAt,
 	)
-	return err
+	var id int64
+	err := row.Scan(&id)
+	return id, err
 }
 
 const createSignInLink = `-- name: CreateSignInLink :exec
@@ -132,6 +136,54 @@ func (q *Queries) GetConsoleSession(ctx context.Context, arg GetConsoleSessionPa
 		&i.ExpiresAt,
 	)
 	return i, err
+}
+
+const liveConsoleSessionIDs = `-- name: LiveConsoleSessionIDs :many
+SELECT console_sessions.id
+FROM console_sessions JOIN api_keys ON api_keys.id = console_sessions.api_key_id
+WHERE console_sessions.expires_at > ?1 AND api_keys.revoked_at IS NULL
+  AND console_sessions.id IN (/*SLICE:ids*/?)
+`
+
+type LiveConsoleSessionIDsParams struct {
+	Now int64
+	Ids []int64
+}
+
+// Of the sessions ids, those not expired at now whose key is not revoked
+// (an event stream's credential check; the conditions of GetConsoleSession).
+func (q *Queries) LiveConsoleSessionIDs(ctx context.Context, arg LiveConsoleSessionIDsParams) ([]int64, error) {
+	query := liveConsoleSessionIDs
+	var queryParams []interface{}
+	queryParams = append(queryParams, arg.Now)
+	if len(arg.Ids) > 0 {
+		for _, v := range arg.Ids {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:ids*/?", strings.Repeat(",?", len(arg.Ids))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:ids*/?", "NULL", 1)
+	}
+	rows, err := q.query(ctx, nil, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const redeemSignInLink = `-- name: RedeemSignInLink :one

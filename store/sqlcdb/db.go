@@ -270,6 +270,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listWorkflowsStmt, err = db.PrepareContext(ctx, listWorkflows); err != nil {
 		return nil, fmt.Errorf("error preparing query ListWorkflows: %w", err)
 	}
+	if q.liveAPIKeyIDsStmt, err = db.PrepareContext(ctx, liveAPIKeyIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query LiveAPIKeyIDs: %w", err)
+	}
+	if q.liveConsoleSessionIDsStmt, err = db.PrepareContext(ctx, liveConsoleSessionIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query LiveConsoleSessionIDs: %w", err)
+	}
 	if q.logsAfterIDStmt, err = db.PrepareContext(ctx, logsAfterID); err != nil {
 		return nil, fmt.Errorf("error preparing query LogsAfterID: %w", err)
 	}
@@ -859,6 +865,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listWorkflowsStmt: %w", cerr)
 		}
 	}
+	if q.liveAPIKeyIDsStmt != nil {
+		if cerr := q.liveAPIKeyIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing liveAPIKeyIDsStmt: %w", cerr)
+		}
+	}
+	if q.liveConsoleSessionIDsStmt != nil {
+		if cerr := q.liveConsoleSessionIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing liveConsoleSessionIDsStmt: %w", cerr)
+		}
+	}
 	if q.logsAfterIDStmt != nil {
 		if cerr := q.logsAfterIDStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing logsAfterIDStmt: %w", cerr)
@@ -1270,6 +1286,8 @@ type Queries struct {
 	listSuppressionsStmt                    *sql.Stmt
 	listTelephonyConfigsStmt                *sql.Stmt
 	listWorkflowsStmt                       *sql.Stmt
+	liveAPIKeyIDsStmt                       *sql.Stmt
+	liveConsoleSessionIDsStmt               *sql.Stmt
 	logsAfterIDStmt                         *sql.Stmt
 	markAttemptPlacedStmt                   *sql.Stmt
 	markAttemptUnconfirmedStmt              *sql.Stmt
@@ -1416,6 +1434,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listSuppressionsStmt:                    q.listSuppressionsStmt,
 		listTelephonyConfigsStmt:                q.listTelephonyConfigsStmt,
 		listWorkflowsStmt:                       q.listWorkflowsStmt,
+		liveAPIKeyIDsStmt:                       q.liveAPIKeyIDsStmt,
+		liveConsoleSessionIDsStmt:               q.liveConsoleSessionIDsStmt,
 		logsAfterIDStmt:                         q.logsAfterIDStmt,
 		markAttemptPlacedStmt:                   q.markAttemptPlacedStmt,
 		markAttemptUnconfirmedStmt:              q.markAttemptUnconfirmedStmt,

@@ -8,6 +8,7 @@ package sqlcdb
 import (
 	"context"
 	"database/sql"
+	"strings"
 )
 
 const authenticateAPIKey = `-- name: AuthenticateAPIKey :one
@@ -146,6 +147,44 @@ func (q *Queries) ListAPIKeys(ctx context.Context) ([]ListAPIKeysRow, error) {
 			return nil, err
 		}
 		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const liveAPIKeyIDs = `-- name: LiveAPIKeyIDs :many
+SELECT id FROM api_keys WHERE revoked_at IS NULL AND id IN (/*SLICE:ids*/?)
+`
+
+// Of the keys ids, those not revoked (an event stream's credential check).
+func (q *Queries) LiveAPIKeyIDs(ctx context.Context, ids []int64) ([]int64, error) {
+	query := liveAPIKeyIDs
+	var queryParams []interface{}
+	if len(ids) > 0 {
+		for _, v := range ids {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:ids*/?", strings.Repeat(",?", len(ids))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:ids*/?", "NULL", 1)
+	}
+	rows, err := q.query(ctx, nil, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
 	}
 	if err := rows.Close(); err != nil {
 		return nil, err
