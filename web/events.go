@@ -51,7 +51,7 @@ func (s *Server) campaignEvents(w http.ResponseWriter, r *http.Request, ps httpr
 		return nil
 	}
 	st := newStream(id, org)
-	if err := s.streams.admit(w, st, principalOf(r)); err != nil {
+	if err := s.streams.admit(w, r, st, principalOf(r)); err != nil {
 		return err
 	}
 	defer s.streams.release(st)
@@ -97,7 +97,7 @@ func (s *Server) orgEvents(w http.ResponseWriter, r *http.Request, _ httprouter.
 		return nil
 	}
 	st := newStream(0, org)
-	if err := s.streams.admit(w, st, principalOf(r)); err != nil {
+	if err := s.streams.admit(w, r, st, principalOf(r)); err != nil {
 		return err
 	}
 	defer s.streams.release(st)

@@ -48,8 +48,8 @@ func (s *Server) registerRoutes() {
 	s.authed(http.MethodGet, "/api/v1/campaign/:campaign_id/logs", s.listCampaignLogs)
 	s.authed(http.MethodGet, "/api/v1/campaign/:campaign_id/report", s.campaignReport)
 	s.authed(http.MethodGet, "/api/v1/campaign/:campaign_id/diagnosis", s.campaignDiagnosis)
-	s.authed(http.MethodGet, "/api/v1/campaign/:campaign_id/events", s.campaignEvents)
-	s.authed(http.MethodGet, "/api/v1/events", s.orgEvents)
+	s.authedAfter(http.MethodGet, "/api/v1/campaign/:campaign_id/events", s.streams.refuseKnown, s.campaignEvents)
+	s.authedAfter(http.MethodGet, "/api/v1/events", s.streams.refuseKnown, s.orgEvents)
 
 	s.authed(http.MethodPost, "/api/v1/suppressions", s.needsDiskRoom(s.addSuppressions))
 	s.authed(http.MethodGet, "/api/v1/suppressions", s.listSuppressions)

@@ -184,9 +184,21 @@ func (s *Server) public(method, path string, h publicHandler) {
 // authed registers a route that needs an API key (and its HEAD; see
 // handle). The handler gets the key's organization, which the request log
 // reports too; the key itself is in the request's context (principalOf).
-func (s *Server) authed(method, path string, h authedHandler) {
+func (s *Server) authed(method, path string, h authedHandler) { s.authedAfter(method, path, nil, h) }
+
+// authedAfter is authed with pre run first, before authentication: an
+// error it returns is the answer (the event streams' bounds, which refuse
+// a credential known to hold its most streams without a database read).
+func (s *Server) authedAfter(method, path string, pre func(http.ResponseWriter, *http.Request) error, h authedHandler) {
 	s.handle(method, path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-		p, err := s.authenticate(r)
+		var p store.Principal
+		var err error
+		if pre != nil {
+			err = pre(w, r)
+		}
+		if err == nil {
+			p, err = s.authenticate(r)
+		}
 		if err == nil {
 			requestInfoOf(r.Context()).setOrg(p.OrganizationID)
 			r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
@@ -215,13 +227,7 @@ func principalOf(r *http.Request) store.Principal {
 // authenticated"; unknown or revoked key: 401 "Invalid API key"; both with
 // WWW-Authenticate: Bearer.
 func (s *Server) authenticate(r *http.Request) (store.Principal, error) {
-	key := strings.TrimSpace(r.Header.Get("X-API-Key"))
-	if key == "" {
-		scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
-		if ok && strings.EqualFold(scheme, "Bearer") {
-			key = strings.TrimSpace(token)
-		}
-	}
+	key := requestKey(r)
 	if key == "" {
 		return s.sessionPrincipal(r)
 	}
@@ -230,6 +236,19 @@ func (s *Server) authenticate(r *http.Request) (store.Principal, error) {
 		return store.Principal{}, &authError{"Invalid API key"}
 	}
 	return p, err
+}
+
+// requestKey returns the API key r carries: X-API-Key, else
+// "Authorization: Bearer <key>"; "" when neither.
+func requestKey(r *http.Request) string {
+	key := strings.TrimSpace(r.Header.Get("X-API-Key"))
+	if key == "" {
+		scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+		if ok && strings.EqualFold(scheme, "Bearer") {
+			key = strings.TrimSpace(token)
+		}
+	}
+	return key
 }
 
 // authError is a 401 with WWW-Authenticate: Bearer.

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/web/console"
 )
 
 // Defaults of the event streams' bounds (API.md 10, amended; serve's
@@ -26,8 +28,12 @@ const (
 	// credentialFailAfter is how long the check may keep failing (the
 	// database unreadable) before every stream ends: a credential that
 	// cannot be confirmed is not trusted for longer (fail closed; the
-	// clients reconnect and authenticate afresh).
-	credentialFailAfter = time.Second
+	// clients reconnect and authenticate afresh). A check that is only
+	// slow (a loaded machine) is waited for, up to credentialCheckTimeout:
+	// ending every stream because the host is busy would only add the
+	// reconnections' load.
+	credentialFailAfter    = 5 * time.Second
+	credentialCheckTimeout = 5 * time.Second
 )
 
 // StreamLimits bound the open event streams. A stream is a connection that
@@ -72,28 +78,87 @@ type streamGuard struct {
 	now   func() time.Time
 
 	mu       sync.Mutex
-	held     map[*stream]store.Principal
+	held     map[*stream]heldStream
 	perKey   map[int64]int
 	perOrg   map[int64]int
-	checking bool // the checker goroutine runs
+	byCred   map[credential]*credStreams // the credentials holding streams
+	checking bool                        // the checker goroutine runs
+}
+
+// heldStream is an admitted stream's credential.
+type heldStream struct {
+	p    store.Principal
+	cred credential
+}
+
+// credential is the SHA-256 of what a request authenticated with (an API
+// key, or a console session's token), never stored: a request carrying
+// the same value is the same credential, already authenticated when its
+// first stream was admitted.
+type credential [sha256.Size]byte
+
+// credStreams counts one credential's open streams.
+type credStreams struct {
+	p store.Principal
+	n int
+}
+
+// credentialOf returns the fingerprint of r's credential, as authenticate
+// reads it (API key headers first, else the session cookie); ok is false
+// when r carries none.
+func credentialOf(r *http.Request) (c credential, ok bool) {
+	if key := requestKey(r); key != "" {
+		return sha256.Sum256([]byte("key\x00" + key)), true
+	}
+	if ck, err := r.Cookie(console.SessionCookie); err == nil && ck.Value != "" {
+		return sha256.Sum256([]byte("session\x00" + ck.Value)), true
+	}
+	return credential{}, false
 }
 
 func newStreamGuard(db *store.DB, log *slog.Logger, lim StreamLimits) *streamGuard {
 	return &streamGuard{db: db, log: log, lim: lim.withDefaults(), every: credentialCheckEvery, now: time.Now,
-		held: map[*stream]store.Principal{}, perKey: map[int64]int{}, perOrg: map[int64]int{}}
+		held: map[*stream]heldStream{}, perKey: map[int64]int{}, perOrg: map[int64]int{}, byCred: map[credential]*credStreams{}}
 }
 
-// admit counts st against p's bounds, or answers why it cannot be opened
-// (refusal). Every admitted stream must be released.
-func (g *streamGuard) admit(w http.ResponseWriter, st *stream, p store.Principal) error {
+// refuseKnown answers, before any authentication, a stream request whose
+// credential already holds streams and whose key or organization is at its
+// bound: a client that keeps asking for more streams than it may costs no
+// database read (which ordinary requests of other organizations wait for).
+// Other requests go on (nil). A credential revoked while holding streams
+// may get this 429 instead of 401 until its streams end (within a second).
+func (g *streamGuard) refuseKnown(w http.ResponseWriter, r *http.Request) error {
+	c, ok := credentialOf(r)
+	if !ok {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	h := g.byCred[c]
+	if h == nil {
+		return nil
+	}
+	return g.refusalLocked(w, h.p)
+}
+
+// admit counts st, opened by request r for p, against p's bounds, or
+// answers why it cannot be opened (refusal). Every admitted stream must be
+// released.
+func (g *streamGuard) admit(w http.ResponseWriter, r *http.Request, st *stream, p store.Principal) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if err := g.refusalLocked(w, p); err != nil {
 		return err
 	}
-	g.held[st] = p
+	c, _ := credentialOf(r)
+	g.held[st] = heldStream{p: p, cred: c}
 	g.perKey[p.APIKeyID]++
 	g.perOrg[p.OrganizationID]++
+	if h := g.byCred[c]; h != nil {
+		h.n++
+	} else {
+		g.byCred[c] = &credStreams{p: p, n: 1}
+	}
 	if !g.checking {
 		g.checking = true
 		go g.check()
@@ -132,13 +197,18 @@ func (g *streamGuard) refusalLocked(w http.ResponseWriter, p store.Principal) er
 func (g *streamGuard) release(st *stream) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	p, ok := g.held[st]
+	h, ok := g.held[st]
 	if !ok {
 		return
 	}
 	delete(g.held, st)
-	decrement(g.perKey, p.APIKeyID)
-	decrement(g.perOrg, p.OrganizationID)
+	decrement(g.perKey, h.p.APIKeyID)
+	decrement(g.perOrg, h.p.OrganizationID)
+	if c := g.byCred[h.cred]; c != nil {
+		if c.n--; c.n <= 0 {
+			delete(g.byCred, h.cred)
+		}
+	}
 }
 
 func decrement(m map[int64]int, k int64) {
@@ -166,7 +236,7 @@ func (g *streamGuard) check() {
 		if len(streams) == 0 {
 			return // snapshot cleared g.checking
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), g.every)
+		ctx, cancel := context.WithTimeout(context.Background(), credentialCheckTimeout)
 		liveKeys, liveSessions, err := g.db.LiveCredentials(ctx, keys, sessions)
 		cancel()
 		switch {
@@ -209,7 +279,8 @@ func (g *streamGuard) snapshot() (map[*stream]store.Principal, []int64, []int64)
 	streams := make(map[*stream]store.Principal, len(g.held))
 	var keys, sessions []int64
 	seenKeys, seenSessions := map[int64]bool{}, map[int64]bool{}
-	for st, p := range g.held {
+	for st, h := range g.held {
+		p := h.p
 		streams[st] = p
 		switch {
 		case p.SessionID != 0 && !seenSessions[p.SessionID]:
@@ -222,3 +293,4 @@ func (g *streamGuard) snapshot() (map[*stream]store.Principal, []int64, []int64)
 	}
 	return streams, keys, sessions
 }
+
