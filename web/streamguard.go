@@ -293,4 +293,3 @@ func (g *streamGuard) snapshot() (map[*stream]store.Principal, []int64, []int64)
 	}
 	return streams, keys, sessions
 }
-

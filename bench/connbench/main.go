@@ -10,6 +10,7 @@
 //	go run ./bench/connbench                          # 20,000 on the webhooks
 //	go run ./bench/connbench -target mix              # webhooks, API, health, object store in turn
 //	go run ./bench/connbench -bin /tmp/old-outdial -serve-args=""   # a binary without the limits
+//	go run ./bench/connbench -target streams          # one API key opens event streams on every connection (issue 20)
 //
 // It builds the binary (or takes -bin) and starts `outdial serve` on a
 // fresh data directory with this process's original open-files limit. The
@@ -53,7 +54,7 @@ import (
 
 func main() {
 	n := flag.Int("conns", 20000, "hostile connections to hold")
-	target := flag.String("target", "webhook", "what the hostile requests ask for: webhook (provider status webhook, reads its body), mix (webhook, API, health and object store in turn)")
+	target := flag.String("target", "webhook", "what the hostile requests ask for: webhook (provider status webhook, reads its body), mix (webhook, API, health and object store in turn), streams (GET /api/v1/events with one API key of another organization than the probe's, read for as long as it lasts)")
 	duration := flag.Duration("duration", 20*time.Second, "steady phase with all connections held")
 	probeEvery := flag.Duration("probe-every", 250*time.Millisecond, "time between two probes of each kind (health, the authenticated GET)")
 	bin := flag.String("bin", "", "outdial binary to run (default: go build into a temporary directory)")
@@ -62,10 +63,11 @@ func main() {
 	reopen := flag.Bool("reopen", true, "open a new connection as soon as the service closes one (false: open N once, as in the issue's test)")
 	holder := flag.String("holder", "", "internal: hold -conns connections to this address and report on stdout")
 	first := flag.Int("first", 0, "internal: index of the holder's first connection")
+	streamKey := flag.String("stream-key", "", "internal: the API key of -target streams")
 	flag.Parse()
 	log.SetFlags(0)
 	if *holder != "" {
-		runHolder(*holder, *target, *n, *first, *reopen)
+		runHolder(*holder, *target, *streamKey, *n, *first, *reopen)
 		return
 	}
 
@@ -78,6 +80,10 @@ func main() {
 	env := realbin.Env()
 	dataDir := filepath.Join(tmp, "data")
 	key := realbin.APIKey(*bin, dataDir, "bench", env)
+	hostileKey := ""
+	if *target == "streams" {
+		hostileKey = realbin.APIKey(*bin, dataDir, "hostile", env)
+	}
 	srv := realbin.Serve(*bin, dataDir, filepath.Join(tmp, "serve.log"), env, strings.Fields(*serveArgs)...)
 	defer srv.Stop(15 * time.Second)
 	pid := srv.Pid()
@@ -96,7 +102,7 @@ func main() {
 	time.Sleep(2 * time.Second)
 	baseline := probe.cut("baseline (no load)")
 
-	fl := &flood{addr: srv.Addr, target: *target, n: *n, reopen: *reopen}
+	fl := &flood{addr: srv.Addr, target: *target, key: hostileKey, n: *n, reopen: *reopen}
 	start := time.Now()
 	fl.start(holders)
 	for fl.open.Load()+fl.closed.Load() < int64(*n)*95/100 && time.Since(start) < time.Minute {
@@ -126,6 +132,9 @@ func main() {
 	}
 	fmt.Printf("flood: %d connections, target %s: %d open at the end of the ramp (%.1f s), fewest open during the steady phase %d; closed by the service %d in the steady phase (%.0f/s), %d in all; dial errors %d\n",
 		*n, *target, fl.openAtRamp, rampTook.Seconds(), minOpen, closedSteady, float64(closedSteady)/duration.Seconds(), fl.closed.Load(), fl.dialErrors.Load())
+	if *target == "streams" {
+		fmt.Printf("streams: %d answered 200 (held), %d refused (429/503) in all\n", fl.streams.Load(), fl.refused.Load())
+	}
 	for _, p := range []phase{baseline, ramp, steady} {
 		p.print()
 	}
@@ -170,10 +179,12 @@ func processNofile(pid int) string {
 type flood struct {
 	addr   string
 	target string
+	key    string // -target streams: the hostile API key
 	n      int
 	reopen bool
 
 	open, closed, dialErrors atomic.Int64
+	streams, refused         atomic.Int64 // -target streams: answers 200 and 429/503
 	openAtRamp               int64
 	mu                       sync.Mutex
 	samples                  []openSample
@@ -217,24 +228,24 @@ func (f *flood) stop() {
 
 // runHolder is a holder process: it holds n hostile connections to addr
 // (connection i from source address 127.0.0.(2 + (first+i)%8)), reopening
-// each as soon as it is closed, and prints "open closed dial_errors" every
-// 100 ms until SIGTERM.
-func runHolder(addr, target string, n, first int, reopen bool) {
+// each as soon as it is closed, and prints "open closed dial_errors
+// answered_200 refused" every 100 ms until SIGTERM.
+func runHolder(addr, target, key string, n, first int, reopen bool) {
 	raiseNofile(uint64(n) + 512)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	var open, closed, dialErrors atomic.Int64
-	hs := heads(target)
+	var c counters
+	hs := heads(target, key)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			holdOne(ctx, addr, first+i, hs[(first+i)%len(hs)], reopen, &open, &closed, &dialErrors)
+			holdOne(ctx, addr, first+i, hs[(first+i)%len(hs)], reopen, &c)
 		})
 	}
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for {
-		fmt.Printf("%d %d %d\n", open.Load(), closed.Load(), dialErrors.Load())
+		fmt.Printf("%d %d %d %d %d\n", c.open.Load(), c.closed.Load(), c.dialErrors.Load(), c.ok.Load(), c.refused.Load())
 		select {
 		case <-ctx.Done():
 			wg.Wait()
@@ -244,9 +255,19 @@ func runHolder(addr, target string, n, first int, reopen bool) {
 	}
 }
 
+// counters are a holder's figures.
+type counters struct {
+	open, closed, dialErrors atomic.Int64
+	ok, refused              atomic.Int64 // answers 200, and 429 or 503
+}
+
 // heads are the hostile request heads by -target: complete headers, a
-// Content-Length, and a body that never comes.
-func heads(target string) []string {
+// Content-Length, and a body that never comes; for streams, an event
+// stream's GET with key.
+func heads(target, key string) []string {
+	if target == "streams" {
+		return []string{"GET /api/v1/events HTTP/1.1\r\nHost: bench\r\nX-API-Key: " + key + "\r\nAccept: text/event-stream\r\n\r\n"}
+	}
 	webhook := "POST /api/v1/telephony/twilio/status/1?t=x HTTP/1.1\r\nHost: bench\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n"
 	if target == "webhook" {
 		return []string{webhook}
@@ -261,7 +282,8 @@ func heads(target string) []string {
 
 // holdOne keeps one hostile connection open until ctx ends (with reopen,
 // reopening it each time the service closes it).
-func holdOne(ctx context.Context, addr string, i int, head string, reopen bool, open, closed, dialErrors *atomic.Int64) {
+func holdOne(ctx context.Context, addr string, i int, head string, reopen bool, cs *counters) {
+	open, closed, dialErrors := &cs.open, &cs.closed, &cs.dialErrors
 	d := net.Dialer{Timeout: 30 * time.Second, LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(2+i%8))}}
 	buf := make([]byte, 512)
 	for ctx.Err() == nil {
@@ -279,8 +301,17 @@ func holdOne(ctx context.Context, addr string, i int, head string, reopen bool, 
 		}
 		open.Add(1)
 		stop := context.AfterFunc(ctx, func() { c.Close() })
-		for {
-			if _, err := c.Read(buf); err != nil {
+		for first := true; ; first = false {
+			n, err := c.Read(buf)
+			if first && n >= 12 {
+				switch string(buf[9:12]) {
+				case "200":
+					cs.ok.Add(1)
+				case "429", "503":
+					cs.refused.Add(1)
+				}
+			}
+			if err != nil {
 				break
 			}
 		}
@@ -307,13 +338,13 @@ func (f *flood) start(holders int) {
 		log.Fatal(err)
 	}
 	f.done = make(chan struct{})
-	counts := make([][3]atomic.Int64, holders)
+	counts := make([][5]atomic.Int64, holders)
 	for h := range holders {
 		share := f.n / holders
 		if h == holders-1 {
 			share = f.n - share*(holders-1)
 		}
-		cmd := exec.Command(self, "-holder", f.addr, "-target", f.target, "-conns", fmt.Sprint(share), "-first", fmt.Sprint(h*(f.n/holders)),
+		cmd := exec.Command(self, "-holder", f.addr, "-target", f.target, "-stream-key", f.key, "-conns", fmt.Sprint(share), "-first", fmt.Sprint(h*(f.n/holders)),
 			"-reopen="+fmt.Sprint(f.reopen))
 		cmd.Stderr = os.Stderr
 		out, err := cmd.StdoutPipe()
@@ -327,11 +358,11 @@ func (f *flood) start(holders int) {
 		f.wg.Go(func() {
 			sc := bufio.NewScanner(out)
 			for sc.Scan() {
-				var o, c, d int64
-				if _, err := fmt.Sscan(sc.Text(), &o, &c, &d); err == nil {
-					counts[h][0].Store(o)
-					counts[h][1].Store(c)
-					counts[h][2].Store(d)
+				var v [5]int64
+				if _, err := fmt.Sscan(sc.Text(), &v[0], &v[1], &v[2], &v[3], &v[4]); err == nil {
+					for k := range v {
+						counts[h][k].Store(v[k])
+					}
 				}
 			}
 		})
@@ -344,15 +375,19 @@ func (f *flood) start(holders int) {
 			case <-f.done:
 				return
 			case now := <-t.C:
-				var o, c, d int64
+				var o, c, d, ok, ref int64
 				for h := range counts {
 					o += counts[h][0].Load()
 					c += counts[h][1].Load()
 					d += counts[h][2].Load()
+					ok += counts[h][3].Load()
+					ref += counts[h][4].Load()
 				}
 				f.open.Store(o)
 				f.closed.Store(c)
 				f.dialErrors.Store(d)
+				f.streams.Store(ok)
+				f.refused.Store(ref)
 				f.mu.Lock()
 				f.samples = append(f.samples, openSample{now, o})
 				f.mu.Unlock()
