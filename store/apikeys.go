@@ -66,7 +66,7 @@ func (db *DB) CreateAPIKey(ctx context.Context, org, name string) (*APIKey, Secr
 	}
 	key := APIKeyPrefix + base64.RawURLEncoding.EncodeToString(raw)
 	var out *APIKey
-	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
 		now := db.nowMS()
 		o, err := q.GetOrganizationByName(ctx, org)
 		if errors.Is(err, sql.ErrNoRows) {

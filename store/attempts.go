@@ -87,7 +87,7 @@ func str(s string) sql.NullString { return sql.NullString{String: s, Valid: s !=
 func (db *DB) ClaimAttempts(ctx context.Context, campaignID int64, now, deadline time.Time, timezones []string, max int) ([]*Attempt, error) {
 	tz, _ := json.Marshal(timezones)
 	var rows []sqlcdb.CallAttempt
-	err := db.inDurableBatch(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inDurableBatch(ctx, func(q sqlcdb.Querier) error {
 		var err error
 		rows, err = claimWithQueueing(ctx, q, campaignID, max, func(n int) ([]sqlcdb.CallAttempt, error) {
 			return q.ClaimAttempts(ctx, sqlcdb.ClaimAttemptsParams{
@@ -176,7 +176,7 @@ type Placement struct {
 
 // recordNumberCall counts p's call for the attempt cap (a no-op when the
 // cap reserved it already).
-func recordNumberCall(ctx context.Context, q *sqlcdb.Queries, p Placement) error {
+func recordNumberCall(ctx context.Context, q sqlcdb.Querier, p Placement) error {
 	if p.OrganizationID == 0 || p.PhoneNumber == "" {
 		return nil
 	}
@@ -196,7 +196,7 @@ func evidence(b []byte) sql.NullString { return sql.NullString{String: string(b)
 // when the attempt was no longer dialing (a final status already arrived).
 func (db *DB) MarkPlaced(ctx context.Context, p Placement) (bool, error) {
 	var placed bool
-	err := db.inBatch(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inBatch(ctx, func(q sqlcdb.Querier) error {
 		n, err := q.MarkAttemptPlaced(ctx, sqlcdb.MarkAttemptPlacedParams{ProviderCallID: str(p.ProviderCallID),
 			CallerID: str(p.CallerID), DeadlineAt: sql.NullInt64{Int64: p.Deadline.UnixMilli(), Valid: true},
 			Compliance: evidence(p.Evidence), ID: p.AttemptID})
@@ -227,7 +227,7 @@ func (db *DB) MarkPlaced(ctx context.Context, p Placement) (bool, error) {
 // attempt was no longer dialing (a status settled it already).
 func (db *DB) MarkUnconfirmed(ctx context.Context, p Placement, reason string) (bool, error) {
 	var n int64
-	err := db.inBatch(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inBatch(ctx, func(q sqlcdb.Querier) error {
 		var err error
 		n, err = q.MarkAttemptUnconfirmed(ctx, sqlcdb.MarkAttemptUnconfirmedParams{CallerID: str(p.CallerID),
 			DeadlineAt: sql.NullInt64{Int64: p.Deadline.UnixMilli(), Valid: true}, Error: str(reason),
@@ -333,7 +333,7 @@ func (db *DB) ListAttempts(ctx context.Context, campaignID int64, f AttemptFilte
 // when the configuration has no active number.
 func (db *DB) PickCallerID(ctx context.Context, configID int64, now time.Time) (addr string, ok bool, err error) {
 	// One statement (pick and touch), in the shared write batch.
-	err = db.inBatch(ctx, func(q *sqlcdb.Queries) error {
+	err = db.inBatch(ctx, func(q sqlcdb.Querier) error {
 		var err error
 		addr, err = q.PickAndTouchCallerID(ctx, sqlcdb.PickAndTouchCallerIDParams{
 			Now: sql.NullInt64{Int64: now.UnixMilli(), Valid: true}, TelephonyConfigurationID: configID})

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -31,7 +30,7 @@ const (
 
 type batchOp struct {
 	ctx  context.Context
-	fn   func(q *sqlcdb.Queries) error
+	fn   func(q sqlcdb.Querier) error
 	done chan error
 	// durable: the commit must be on disk before the caller goes on
 	// (a claim, before its provider request): see runBatch.
@@ -151,7 +150,7 @@ func (db *DB) runBatch(batch []batchOp) {
 // and sends each operation its result.
 func (db *DB) commitBatch(live []batchOp) {
 	if len(live) > 1 {
-		err := db.inTx(context.Background(), func(q *sqlcdb.Queries) error {
+		err := db.inTx(context.Background(), func(q sqlcdb.Querier) error {
 			for _, op := range live {
 				if err := op.fn(q); err != nil {
 					return err
@@ -173,17 +172,13 @@ func (db *DB) commitBatch(live []batchOp) {
 	}
 }
 
-// setSynchronous sets the writer connection's synchronous mode.
-func (db *DB) setSynchronous(mode string) error {
-	if _, err := db.write.ExecContext(context.Background(), "PRAGMA synchronous = "+mode); err != nil {
-		return fmt.Errorf("synchronous %s: %w", mode, err)
-	}
-	return nil
-}
+// setSynchronous sets the writer's synchronous mode: FULL (durable) or
+// NORMAL.
+func (db *DB) setSynchronous(mode string) error { return db.eng.setDurable(mode == "FULL") }
 
 // inDurableBatch is inBatch for a write that must be on disk, not only
 // committed, when it returns (a claim: the provider is asked to call next).
-func (db *DB) inDurableBatch(ctx context.Context, fn func(q *sqlcdb.Queries) error) error {
+func (db *DB) inDurableBatch(ctx context.Context, fn func(q sqlcdb.Querier) error) error {
 	return db.queue(batchOp{ctx: ctx, fn: fn, done: make(chan error, 1), durable: true})
 }
 
@@ -191,7 +186,7 @@ func (db *DB) inDurableBatch(ctx context.Context, fn func(q *sqlcdb.Queries) err
 // operations and returns once it is committed. fn may run twice (again
 // alone after the shared transaction was rolled back), so it must act only
 // through q and set its results from scratch on every run.
-func (db *DB) inBatch(ctx context.Context, fn func(q *sqlcdb.Queries) error) error {
+func (db *DB) inBatch(ctx context.Context, fn func(q sqlcdb.Querier) error) error {
 	return db.queue(batchOp{ctx: ctx, fn: fn, done: make(chan error, 1)})
 }
 

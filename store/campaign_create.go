@@ -76,7 +76,7 @@ func (db *DB) RedialCampaign(ctx context.Context, orgID int64, nc NewCampaign, c
 	for after := int64(0); after < parentLast; after += redialScanRows {
 		through := after + redialScanRows
 		var n int64
-		err = db.inTx(ctx, func(q *sqlcdb.Queries) error {
+		err = db.inTx(ctx, func(q sqlcdb.Querier) error {
 			var err error
 			n, err = q.CopyRedialContacts(ctx, sqlcdb.CopyRedialContactsParams{CampaignID: id, ParentID: parent,
 				AfterRow: after, ThroughRow: through, Outcomes: mustJSON(outcomes)})
@@ -121,7 +121,7 @@ func (db *DB) publishImport(ctx context.Context, id int64, redialOf *int64, rows
 	if zoneSets == nil {
 		zoneSets = map[string][]string{}
 	}
-	return db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	return db.inTx(ctx, func(q sqlcdb.Querier) error {
 		for tz, n := range tzs {
 			if err := q.AddZoneContacts(ctx, sqlcdb.AddZoneContactsParams{CampaignID: id, Timezone: tz, Contacts: n}); err != nil {
 				return fmt.Errorf("count contacts per timezone: %w", err)

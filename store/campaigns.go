@@ -252,7 +252,7 @@ func (db *DB) RunningCampaignIDs(ctx context.Context) ([]int64, error) {
 // UpdateCampaignSettings lets apply change a draft, running or paused
 // campaign's settings in one transaction; other states are ECONFLICT.
 func (db *DB) UpdateCampaignSettings(ctx context.Context, orgID, id int64, apply func(*Settings) error) (*Campaign, error) {
-	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
 		r, err := q.GetCampaign(ctx, sqlcdb.GetCampaignParams{ID: id, OrganizationID: orgID})
 		if err != nil {
 			return notFound(err, "campaign", id)

@@ -75,7 +75,7 @@ func (db *DB) CompliancePolicy(ctx context.Context, org int64) (VersionedPolicy,
 	return policyOf(ctx, db.rq, org)
 }
 
-func policyOf(ctx context.Context, q *sqlcdb.Queries, org int64) (VersionedPolicy, error) {
+func policyOf(ctx context.Context, q sqlcdb.Querier, org int64) (VersionedPolicy, error) {
 	r, err := q.GetCompliancePolicy(ctx, org)
 	if errNoRows(err) {
 		return VersionedPolicy{Policy: DefaultPolicy(), Version: 1}, nil
@@ -97,7 +97,7 @@ func policyOf(ctx context.Context, q *sqlcdb.Queries, org int64) (VersionedPolic
 // key apiKeyID (0: none). An error from change stores nothing.
 func (db *DB) UpdateCompliancePolicy(ctx context.Context, org, apiKeyID int64, change func(p *Policy) error) (VersionedPolicy, error) {
 	var out VersionedPolicy
-	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
 		cur, err := policyOf(ctx, q, org)
 		if err != nil {
 			return err

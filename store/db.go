@@ -1,39 +1,24 @@
 // Package store is the only package that touches database/sql and the
-// sqlc-generated code in store/sqlcdb. It owns the SQLite database (one writer
-// connection plus a read pool, migrations applied at open), the sealing of
-// provider credentials, and hands out its own types and typed errors (see
-// errors.go) to the web and dialer layers.
+// sqlc-generated code in store/sqlcdb. It owns the database (an engine,
+// engine.go: SQLite by default, sqlite.go), the sealing of provider
+// credentials, and hands out its own types and typed errors (see errors.go)
+// to the web and dialer layers.
 package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"io/fs"
-	"net/url"
-	"runtime"
-	"sort"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/outdial/outdial/queries"
 	"github.com/outdial/outdial/store/sqlcdb"
-
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
-// DB is an open Outdial database. Writes go through a single connection
-// (SQLite allows one writer; queueing in Go is cheaper than SQLITE_BUSY), reads
-// through a pool of read-only connections, and Ping through a read-only
-// connection of its own. All methods are safe for concurrent use.
+// DB is an open Outdial database. All methods are safe for concurrent use.
 type DB struct {
-	write  *sql.DB
-	read   *sql.DB
-	health *sql.DB // one read-only connection for Ping alone (health.go)
-	wq     *sqlcdb.Queries
-	rq     *sqlcdb.Queries
+	eng    engine
+	wq     sqlcdb.Querier // eng.writes()
+	rq     sqlcdb.Querier // eng.reads()
 	sealer *Sealer
 
 	workflowLimits atomic.Pointer[WorkflowLimits] // nil: DefaultWorkflowLimits
@@ -53,159 +38,38 @@ type DB struct {
 // Open opens (creating when missing) the SQLite database at path, applies
 // pending migrations and returns a DB that seals credentials with sealer.
 func Open(ctx context.Context, path string, sealer *Sealer) (*DB, error) {
-	write, err := sql.Open("sqlite", dsn(path, false))
+	eng, err := openSQLite(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
-	}
-	write.SetMaxOpenConns(1)
-	write.SetMaxIdleConns(1)
-	write.SetConnMaxLifetime(0)
-	if err := migrate(ctx, write); err != nil {
-		write.Close()
 		return nil, err
 	}
-	read, err := sql.Open("sqlite", dsn(path, true))
-	if err != nil {
-		write.Close()
-		return nil, fmt.Errorf("open database: %w", err)
-	}
-	n := max(4, runtime.GOMAXPROCS(0)*2)
-	read.SetMaxOpenConns(n)
-	read.SetMaxIdleConns(n)
-	read.SetConnMaxLifetime(0)
-	// Prepared statements: parsing SQL is a large share of a small query's
-	// cost in pure-Go SQLite. database/sql re-prepares them per connection
-	// lazily and transactions rebind them with Tx.StmtContext.
-	health, err := openHealth(path)
-	if err != nil {
-		read.Close()
-		write.Close()
-		return nil, err
-	}
-	wq, err := sqlcdb.Prepare(ctx, write)
-	if err == nil {
-		var rq *sqlcdb.Queries
-		if rq, err = sqlcdb.Prepare(ctx, read); err == nil {
-			db := &DB{write: write, read: read, wq: wq, rq: rq, sealer: sealer, Now: time.Now}
-			db.health = health
-			db.syncMode = db.setSynchronous
-			db.startBatcher()
-			db.startPurger()
-			return db, nil
-		}
-		wq.Close()
-	}
-	health.Close()
-	read.Close()
-	write.Close()
-	return nil, fmt.Errorf("prepare queries: %w", err)
+	return newDB(eng, sealer), nil
 }
 
-// dsn builds a modernc.org/sqlite DSN with the pragmas every connection needs:
-// busy_timeout first (so the others wait instead of failing), WAL, foreign
-// keys, synchronous NORMAL. The writer takes IMMEDIATE transactions so a
-// transaction never has to upgrade its lock.
-func dsn(path string, readOnly bool) string {
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "foreign_keys(1)")
-	q.Add("_pragma", "synchronous(NORMAL)")
-	// Statement journals and sorts in memory: a multi-row INSERT of an
-	// import otherwise writes every page it touches to a temporary file
-	// first (a fifth of an import's time).
-	q.Add("_pragma", "temp_store(MEMORY)")
-	// The WAL is truncated to this size whenever a checkpoint resets it,
-	// so that a burst of writes (an import, a purge) does not leave a
-	// large file behind.
-	q.Add("_pragma", "journal_size_limit(67108864)")
-	if readOnly {
-		q.Add("mode", "ro")
-	} else {
-		q.Add("_txlock", "immediate")
-	}
-	return "file:" + path + "?" + q.Encode()
+// newDB starts the store's logic over eng.
+func newDB(eng engine, sealer *Sealer) *DB {
+	db := &DB{eng: eng, wq: eng.writes(), rq: eng.reads(), sealer: sealer, Now: time.Now}
+	db.syncMode = db.setSynchronous
+	db.startBatcher()
+	db.startPurger()
+	return db
 }
 
-// Close closes the prepared statements and both pools.
+// Close stops the background writers and closes the database.
 func (db *DB) Close() error {
 	db.stopPurger()
 	db.stopBatcher()
-	db.rq.Close() //nolint:errcheck // the pools' Close reports what matters
-	db.wq.Close() //nolint:errcheck
-	rerr := db.read.Close()
-	db.health.Close() //nolint:errcheck // read-only, nothing to flush
-	if err := db.write.Close(); err != nil {
+	if err := db.eng.close(); err != nil {
 		return fmt.Errorf("close database: %w", err)
-	}
-	if rerr != nil {
-		return fmt.Errorf("close database: %w", rerr)
 	}
 	return nil
 }
 
-// inTx runs fn in one IMMEDIATE write transaction, committing when fn returns
-// nil. fn must use only the Queries it is given.
-func (db *DB) inTx(ctx context.Context, fn func(q *sqlcdb.Queries) error) error {
-	tx, err := db.write.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	defer tx.Rollback() //nolint:errcheck // no-op after commit
-	if err := fn(db.wq.WithTx(tx)); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
+// inTx runs fn in one write transaction, committing when fn returns nil.
+// fn must use only the Querier it is given.
+func (db *DB) inTx(ctx context.Context, fn func(q sqlcdb.Querier) error) error {
+	return db.eng.inTx(ctx, fn)
 }
 
 func (db *DB) nowMS() int64 { return db.Now().UnixMilli() }
 
 func fromMS(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
-
-func migrate(ctx context.Context, db *sql.DB) error {
-	entries, err := fs.ReadDir(queries.Migrations, "migrations")
-	if err != nil {
-		return fmt.Errorf("read migrations: %w", err)
-	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
-	var current int
-	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
-		return fmt.Errorf("read schema version: %w", err)
-	}
-	for _, e := range entries {
-		num, _, ok := strings.Cut(e.Name(), "_")
-		version, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			return fmt.Errorf("migration %s: name must start with a version number", e.Name())
-		}
-		if version <= current {
-			continue
-		}
-		body, err := fs.ReadFile(queries.Migrations, "migrations/"+e.Name())
-		if err != nil {
-			return fmt.Errorf("read migration %s: %w", e.Name(), err)
-		}
-		if err := applyMigration(ctx, db, version, string(body)); err != nil {
-			return fmt.Errorf("migration %s: %w", e.Name(), err)
-		}
-	}
-	return nil
-}
-
-func applyMigration(ctx context.Context, db *sql.DB, version int, body string) error {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback() //nolint:errcheck
-	if _, err := tx.ExecContext(ctx, body); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", version)); err != nil {
-		return err
-	}
-	return tx.Commit()
-}

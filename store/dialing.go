@@ -91,7 +91,7 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 			answeredAt = sql.NullInt64{Int64: u.At.UnixMilli(), Valid: true}
 		}
 		var n int64
-		err := db.inBatch(ctx, func(q *sqlcdb.Queries) error {
+		err := db.inBatch(ctx, func(q sqlcdb.Querier) error {
 			n = 0
 			if fresh, err := recordReplayKeys(ctx, q, u); err != nil || !fresh {
 				return err
@@ -121,7 +121,7 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 		return Applied{Ignored: n == 0}, nil
 	}
 	var res Applied
-	err := db.inBatch(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inBatch(ctx, func(q sqlcdb.Querier) error {
 		r, err := q.GetAttempt(ctx, id)
 		if err != nil {
 			return notFound(err, "call attempt", id)
@@ -215,7 +215,7 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 
 // recordReplayKeys records u's replay keys and reports whether the status
 // is fresh: none of its keys names a request applied within its window.
-func recordReplayKeys(ctx context.Context, q *sqlcdb.Queries, u StatusUpdate) (bool, error) {
+func recordReplayKeys(ctx context.Context, q sqlcdb.Querier, u StatusUpdate) (bool, error) {
 	now := u.At.UnixMilli()
 	fresh := true
 	for _, k := range u.ReplayKeys {
@@ -235,7 +235,7 @@ func recordReplayKeys(ctx context.Context, q *sqlcdb.Queries, u StatusUpdate) (b
 
 // completeIfDone completes a running campaign whose contacts are all final,
 // logging campaign_completed.
-func (db *DB) completeIfDone(ctx context.Context, q *sqlcdb.Queries, campaignID int64, now time.Time) (bool, error) {
+func (db *DB) completeIfDone(ctx context.Context, q sqlcdb.Querier, campaignID int64, now time.Time) (bool, error) {
 	n, err := q.CompleteCampaign(ctx, sqlcdb.CompleteCampaignParams{CompletedAt: sql.NullInt64{Int64: now.UnixMilli(), Valid: true},
 		UpdatedAt: now.UnixMilli(), ID: campaignID})
 	if err != nil {
@@ -251,7 +251,7 @@ func (db *DB) completeIfDone(ctx context.Context, q *sqlcdb.Queries, campaignID 
 // is final; it reports whether it did.
 func (db *DB) CompleteIfDone(ctx context.Context, id int64) (bool, error) {
 	var done bool
-	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
 		var err error
 		done, err = db.completeIfDone(ctx, q, id, db.Now())
 		return err
@@ -276,12 +276,12 @@ type LogEntry struct {
 	Details map[string]any
 }
 
-func addLog(ctx context.Context, q *sqlcdb.Queries, campaignID int64, ts time.Time, level, event, msg string, details map[string]any) error {
+func addLog(ctx context.Context, q sqlcdb.Querier, campaignID int64, ts time.Time, level, event, msg string, details map[string]any) error {
 	_, err := insertLog(ctx, q, campaignID, ts, level, event, msg, details)
 	return err
 }
 
-func insertLog(ctx context.Context, q *sqlcdb.Queries, campaignID int64, ts time.Time, level, event, msg string, details map[string]any) (int64, error) {
+func insertLog(ctx context.Context, q sqlcdb.Querier, campaignID int64, ts time.Time, level, event, msg string, details map[string]any) (int64, error) {
 	if details == nil {
 		details = map[string]any{}
 	}

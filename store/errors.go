@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // Error codes carried by *Error. The web layer maps each to one HTTP status
@@ -56,9 +55,4 @@ func notFound(err error, what string, id int64) error {
 		return Errorf(ENOTFOUND, "%s %d not found", what, id)
 	}
 	return fmt.Errorf("get %s: %w", what, err)
-}
-
-// isUniqueViolation reports whether err is SQLite's UNIQUE constraint error.
-func isUniqueViolation(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
 }

@@ -20,15 +20,16 @@ func TestPingHasItsOwnConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	max := db.read.Stats().MaxOpenConnections
+	read := db.eng.(*sqliteEngine).read // a SQLite test: its read pool
+	max := read.Stats().MaxOpenConnections
 	for i := range max {
-		c, err := db.read.Conn(ctx)
+		c, err := read.Conn(ctx)
 		if err != nil {
 			t.Fatalf("conn %d: %v", i, err)
 		}
 		defer c.Close()
 	}
-	if n := db.read.Stats().InUse; n != max {
+	if n := read.Stats().InUse; n != max {
 		t.Fatalf("read connections in use = %d, want all %d", n, max)
 	}
 	pctx, cancel := context.WithTimeout(ctx, time.Second)

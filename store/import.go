@@ -5,10 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
 
-	"github.com/outdial/outdial/queries"
 	"github.com/outdial/outdial/store/sqlcdb"
 )
 
@@ -44,7 +42,6 @@ type importRow struct {
 type importer struct {
 	db    *DB
 	id    int64
-	stmt  *sql.Stmt // the full-size multi-row INSERT, prepared once
 	chunk []importRow
 	rows  int64
 	tzs   map[string]int64 // contacts per timezone value
@@ -65,7 +62,7 @@ type importer struct {
 // beginImport inserts nc as an 'importing' campaign and returns its id.
 func (db *DB) beginImport(ctx context.Context, orgID int64, nc NewCampaign) (int64, error) {
 	var id int64
-	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
 		now := db.nowMS()
 		var parent sql.NullInt64
 		if nc.ParentCampaignID != nil {
@@ -94,29 +91,12 @@ func (db *DB) beginImport(ctx context.Context, orgID int64, nc NewCampaign) (int
 
 // newImporter starts the writer of campaign id's contacts.
 func (db *DB) newImporter(ctx context.Context, id int64) (*importer, error) {
-	stmt, err := db.write.PrepareContext(ctx, multiRowSQL(queries.InsertContactsPrefix, queries.ContactValues, importRowsPerStatement))
-	if err != nil {
-		return nil, fmt.Errorf("prepare contacts insert: %w", err)
-	}
-	imp := &importer{db: db, id: id, stmt: stmt, tzs: map[string]int64{},
+	imp := &importer{db: db, id: id, tzs: map[string]int64{},
 		zoneSets: map[string][]string{}, zoneKeys: map[*string]string{},
 		chunks: make(chan []importRow, 1), done: make(chan struct{}), free: make(chan []importRow, 2)}
 	imp.chunk = make([]importRow, 0, importChunkRows)
 	go imp.write(ctx)
 	return imp, nil
-}
-
-// multiRowSQL is a multi-row INSERT of n rows: prefix, then values n times.
-func multiRowSQL(prefix, values string, n int) string {
-	var b strings.Builder
-	b.WriteString(prefix)
-	for i := range n {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(values)
-	}
-	return b.String()
 }
 
 // add queues one contact; it returns the writer's error once there is one.
@@ -173,7 +153,6 @@ func (imp *importer) finish() error {
 	err := imp.flush()
 	close(imp.chunks)
 	<-imp.done
-	imp.stmt.Close() //nolint:errcheck // nothing to do about it
 	if err != nil {
 		return err
 	}
@@ -204,47 +183,9 @@ func (imp *importer) write(ctx context.Context) {
 // writeChunk inserts chunk's contacts in one transaction. Their first
 // attempts are queued later, as the dialer needs them (queue.go).
 func (imp *importer) writeChunk(ctx context.Context, chunk []importRow) error {
-	tx, err := imp.db.write.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	defer tx.Rollback() //nolint:errcheck // no-op after commit
-	bind := func(args []any, r *importRow) []any {
-		return append(args, imp.id, r.row, r.phone, r.tz, r.context)
-	}
-	if err := insertRows(ctx, tx, imp.stmt, queries.InsertContactsPrefix, queries.ContactValues, chunk, bind); err != nil {
-		return fmt.Errorf("insert contacts: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
+	if err := imp.db.eng.insertContacts(ctx, imp.id, chunk); err != nil {
+		return err
 	}
 	imp.last = chunk[len(chunk)-1].row
-	return nil
-}
-
-// insertRows inserts rows with full, the prepared importRowsPerStatement-row
-// statement, in groups; a last, shorter group gets a statement of its own,
-// prepared on the transaction's connection (the pool's only one). bind
-// appends row i's parameters.
-func insertRows(ctx context.Context, tx *sql.Tx, full *sql.Stmt, prefix, values string, rows []importRow, bind func(args []any, r *importRow) []any) error {
-	stmt := tx.StmtContext(ctx, full)
-	var args []any
-	for done := 0; done < len(rows); {
-		n := min(len(rows)-done, importRowsPerStatement)
-		if n < importRowsPerStatement {
-			var err error
-			if stmt, err = tx.PrepareContext(ctx, multiRowSQL(prefix, values, n)); err != nil {
-				return err
-			}
-		}
-		args = args[:0]
-		for i := done; i < done+n; i++ {
-			args = bind(args, &rows[i])
-		}
-		if _, err := stmt.ExecContext(ctx, args...); err != nil {
-			return err
-		}
-		done += n
-	}
 	return nil
 }

@@ -31,7 +31,7 @@ type CapCheck struct {
 // now.
 func (db *DB) ReserveNumberCall(ctx context.Context, org int64, number string, attemptID int64, now time.Time, max int, window time.Duration) (CapCheck, error) {
 	var res CapCheck
-	err := db.inBatch(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inBatch(ctx, func(q sqlcdb.Querier) error {
 		res = CapCheck{}
 		horizon := now.Add(-MaxCapWindowHours * time.Hour).UnixMilli()
 		if err := q.ForgetNumberCallsBefore(ctx, sqlcdb.ForgetNumberCallsBeforeParams{OrganizationID: org, PhoneNumber: number, Before: horizon}); err != nil {
@@ -58,7 +58,7 @@ func (db *DB) ReserveNumberCall(ctx context.Context, org int64, number string, a
 // ReleaseNumberCall forgets the reservation of attempt attemptID, whose
 // request was not sent.
 func (db *DB) ReleaseNumberCall(ctx context.Context, org int64, number string, attemptID int64) error {
-	err := db.inBatch(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inBatch(ctx, func(q sqlcdb.Querier) error {
 		return q.ForgetNumberCall(ctx, sqlcdb.ForgetNumberCallParams{OrganizationID: org, PhoneNumber: number, AttemptID: attemptID})
 	})
 	if err != nil {

@@ -64,7 +64,7 @@ func addressConflict(addr string) error {
 // default caller id replaces the configuration's previous one.
 func (db *DB) AddPhoneNumber(ctx context.Context, orgID, configID int64, p PhoneNumber) (*PhoneNumber, error) {
 	var out PhoneNumber
-	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
 		if _, err := q.GetTelephonyConfig(ctx, sqlcdb.GetTelephonyConfigParams{ID: configID, OrganizationID: orgID}); err != nil {
 			return notFound(err, "telephony configuration", configID)
 		}
@@ -87,7 +87,7 @@ func (db *DB) AddPhoneNumber(ctx context.Context, orgID, configID int64, p Phone
 			CountryCode: toNullString(p.CountryCode), Label: toNullString(p.Label),
 			IsDefaultCallerID: boolInt(p.IsDefaultCallerID), CreatedAt: now, UpdatedAt: now,
 		})
-		if isUniqueViolation(err) {
+		if db.eng.isUniqueViolation(err) {
 			return addressConflict(p.AddressNormalized)
 		}
 		if err != nil {
@@ -125,7 +125,7 @@ func (db *DB) ListPhoneNumbers(ctx context.Context, orgID, configID int64) ([]Ph
 // deactivating a number also takes its default flag away.
 func (db *DB) UpdatePhoneNumber(ctx context.Context, orgID, configID, id int64, apply func(*PhoneNumber)) (*PhoneNumber, error) {
 	var out PhoneNumber
-	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
 		r, err := q.GetPhoneNumber(ctx, sqlcdb.GetPhoneNumberParams{ID: id, TelephonyConfigurationID: configID, OrganizationID: orgID})
 		if err != nil {
 			return notFound(err, "phone number", id)

@@ -59,7 +59,7 @@ const replaySweep = 5 * time.Minute
 func (db *DB) sweepReplayKeys(ctx context.Context) {
 	for {
 		var n int64
-		err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+		err := db.inTx(ctx, func(q sqlcdb.Querier) error {
 			var err error
 			n, err = q.PurgeReplayKeys(ctx, sqlcdb.PurgeReplayKeysParams{Now: db.nowMS(), MaxRows: purgeChunkRows})
 			return err
@@ -137,7 +137,7 @@ func (db *DB) ResumePurges(ctx context.Context) error {
 // background. ENOTFOUND for an unknown id; ECONFLICT for a running or
 // paused campaign, or while a call of it is still to be recorded.
 func (db *DB) DeleteCampaign(ctx context.Context, orgID, id int64) error {
-	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
 		r, err := q.GetCampaign(ctx, sqlcdb.GetCampaignParams{ID: id, OrganizationID: orgID})
 		if err != nil {
 			return notFound(err, "campaign", id)
@@ -168,22 +168,22 @@ func (db *DB) DeleteCampaign(ctx context.Context, orgID, id int64) error {
 func (db *DB) purge(ctx context.Context, id int64) error {
 	steps := []struct {
 		what string
-		run  func(q *sqlcdb.Queries) (int64, error)
+		run  func(q sqlcdb.Querier) (int64, error)
 	}{
-		{"attempts", func(q *sqlcdb.Queries) (int64, error) {
+		{"attempts", func(q sqlcdb.Querier) (int64, error) {
 			return q.PurgeAttempts(ctx, sqlcdb.PurgeAttemptsParams{CampaignID: id, MaxRows: purgeChunkRows})
 		}},
-		{"contacts", func(q *sqlcdb.Queries) (int64, error) {
+		{"contacts", func(q sqlcdb.Querier) (int64, error) {
 			return q.PurgeContacts(ctx, sqlcdb.PurgeContactsParams{CampaignID: id, MaxRows: purgeChunkRows})
 		}},
-		{"logs", func(q *sqlcdb.Queries) (int64, error) {
+		{"logs", func(q sqlcdb.Querier) (int64, error) {
 			return q.PurgeLogs(ctx, sqlcdb.PurgeLogsParams{CampaignID: id, MaxRows: purgeChunkRows})
 		}},
 	}
 	for _, s := range steps {
 		for {
 			var n int64
-			err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+			err := db.inTx(ctx, func(q sqlcdb.Querier) error {
 				var err error
 				n, err = s.run(q)
 				return err
@@ -196,7 +196,7 @@ func (db *DB) purge(ctx context.Context, id int64) error {
 			}
 		}
 	}
-	return db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	return db.inTx(ctx, func(q sqlcdb.Querier) error {
 		if err := q.UnlinkRedials(ctx, sql.NullInt64{Int64: id, Valid: true}); err != nil {
 			return err
 		}

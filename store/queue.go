@@ -35,7 +35,7 @@ const (
 // claimWithQueueing runs claim, queueing more first attempts while it
 // returns fewer than max and contacts are left to queue. It runs inside
 // ClaimAttempts's transaction.
-func claimWithQueueing(ctx context.Context, q *sqlcdb.Queries, campaignID int64, max int, claim func(n int) ([]sqlcdb.CallAttempt, error)) ([]sqlcdb.CallAttempt, error) {
+func claimWithQueueing(ctx context.Context, q sqlcdb.Querier, campaignID int64, max int, claim func(n int) ([]sqlcdb.CallAttempt, error)) ([]sqlcdb.CallAttempt, error) {
 	rows, err := claim(max)
 	if err != nil || len(rows) >= max {
 		return rows, err
@@ -64,7 +64,7 @@ func claimWithQueueing(ctx context.Context, q *sqlcdb.Queries, campaignID int64,
 // queueChunk queues the first attempts of the next queueChunkRows contacts
 // of campaign id after row through (lastRow is the campaign's last) and
 // returns the new queued_through_row.
-func queueChunk(ctx context.Context, q *sqlcdb.Queries, id, through, lastRow int64) (int64, error) {
+func queueChunk(ctx context.Context, q sqlcdb.Querier, id, through, lastRow int64) (int64, error) {
 	end, err := q.QueueChunkEnd(ctx, sqlcdb.QueueChunkEndParams{CampaignID: id, AfterRow: through, Skip: queueChunkRows - 1})
 	if errNoRows(err) {
 		end, err = lastRow, nil

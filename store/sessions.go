@@ -54,7 +54,7 @@ func newToken() (string, error) {
 func (db *DB) CreateSession(ctx context.Context, p Principal) (string, Session, error) {
 	var token string
 	var s Session
-	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
 		var err error
 		token, s, err = createSession(ctx, q, p, db.nowMS())
 		return err
@@ -67,7 +67,7 @@ func (db *DB) CreateSession(ctx context.Context, p Principal) (string, Session, 
 
 // createSession inserts a session for p at now (unix ms) and sweeps the
 // expired rows; it runs inside the caller's transaction.
-func createSession(ctx context.Context, q *sqlcdb.Queries, p Principal, now int64) (string, Session, error) {
+func createSession(ctx context.Context, q sqlcdb.Querier, p Principal, now int64) (string, Session, error) {
 	if err := sweepSessions(ctx, q, now); err != nil {
 		return "", Session{}, err
 	}
@@ -94,7 +94,7 @@ func createSession(ctx context.Context, q *sqlcdb.Queries, p Principal, now int6
 // sweepSessions deletes the expired sessions and sign-in links. Both
 // deletes use an index on expires_at, so a sweep that finds nothing costs
 // two index probes.
-func sweepSessions(ctx context.Context, q *sqlcdb.Queries, now int64) error {
+func sweepSessions(ctx context.Context, q sqlcdb.Querier, now int64) error {
 	if _, err := q.DeleteExpiredConsoleSessions(ctx, now); err != nil {
 		return fmt.Errorf("sweep sessions: %w", err)
 	}
@@ -157,7 +157,7 @@ func (db *DB) CreateSignInLink(ctx context.Context, p Principal, ttl time.Durati
 	if err != nil {
 		return "", err
 	}
-	err = db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	err = db.inTx(ctx, func(q sqlcdb.Querier) error {
 		now := db.nowMS()
 		if err := sweepSessions(ctx, q, now); err != nil {
 			return err
@@ -186,7 +186,7 @@ func (db *DB) RedeemSignInLink(ctx context.Context, token string) (string, Sessi
 	}
 	var sessionToken string
 	var s Session
-	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
 		now := db.nowMS()
 		r, err := q.RedeemSignInLink(ctx, sqlcdb.RedeemSignInLinkParams{Now: sql.NullInt64{Int64: now, Valid: true}, TokenHash: hashKey(token)})
 		if errors.Is(err, sql.ErrNoRows) {

@@ -78,7 +78,7 @@ func (db *DB) ActiveSuppression(ctx context.Context, org int64, number string, n
 // present.
 func (db *DB) AddSuppressions(ctx context.Context, org int64, ns NewSuppressions, numbers []string) (SuppressResult, error) {
 	var res SuppressResult
-	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
 		var err error
 		res, err = addSuppressions(ctx, q, org, ns, numbers, db.Now())
 		return err
@@ -119,7 +119,7 @@ func (db *DB) ImportSuppressions(ctx context.Context, org int64, ns NewSuppressi
 	return total, err
 }
 
-func addSuppressions(ctx context.Context, q *sqlcdb.Queries, org int64, ns NewSuppressions, numbers []string, now time.Time) (SuppressResult, error) {
+func addSuppressions(ctx context.Context, q sqlcdb.Querier, org int64, ns NewSuppressions, numbers []string, now time.Time) (SuppressResult, error) {
 	uniq := slices.Clone(numbers)
 	slices.Sort(uniq)
 	uniq = slices.Compact(uniq)

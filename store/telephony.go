@@ -87,7 +87,7 @@ func boolInt(b bool) int64 {
 // is set, the previous default is unset in the same transaction.
 func (db *DB) CreateTelephonyConfig(ctx context.Context, orgID int64, c TelephonyConfig) (*TelephonyConfig, error) {
 	var id int64
-	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
 		taken, err := q.TelephonyConfigNameTaken(ctx, sqlcdb.TelephonyConfigNameTakenParams{OrganizationID: orgID, Name: c.Name, ID: 0})
 		if err != nil {
 			return fmt.Errorf("check name: %w", err)
@@ -106,7 +106,7 @@ func (db *DB) CreateTelephonyConfig(ctx context.Context, orgID int64, c Telephon
 			IsDefaultOutbound: boolInt(c.IsDefaultOutbound), Credentials: []byte{}, CreatedAt: now, UpdatedAt: now,
 		})
 		if err != nil {
-			if isUniqueViolation(err) {
+			if db.eng.isUniqueViolation(err) {
 				return nameConflict(c.Name)
 			}
 			return fmt.Errorf("insert telephony configuration: %w", err)
@@ -136,7 +136,7 @@ func (db *DB) GetTelephonyConfig(ctx context.Context, orgID, id int64) (*Telepho
 	return db.getTelephonyConfig(ctx, db.rq, orgID, id)
 }
 
-func (db *DB) getTelephonyConfig(ctx context.Context, q *sqlcdb.Queries, orgID, id int64) (*TelephonyConfig, error) {
+func (db *DB) getTelephonyConfig(ctx context.Context, q sqlcdb.Querier, orgID, id int64) (*TelephonyConfig, error) {
 	r, err := q.GetTelephonyConfig(ctx, sqlcdb.GetTelephonyConfigParams{ID: id, OrganizationID: orgID})
 	if err != nil {
 		return nil, notFound(err, "telephony configuration", id)
@@ -176,7 +176,7 @@ func (db *DB) ListTelephonyConfigs(ctx context.Context, orgID int64) ([]Telephon
 // is. A new name already used by another configuration is ECONFLICT; turning
 // the default flag on unsets the previous default.
 func (db *DB) UpdateTelephonyConfig(ctx context.Context, orgID, id int64, apply func(*TelephonyConfig) error) (*TelephonyConfig, error) {
-	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
 		c, err := db.getTelephonyConfig(ctx, q, orgID, id)
 		if err != nil {
 			return err
@@ -209,7 +209,7 @@ func (db *DB) UpdateTelephonyConfig(ctx context.Context, orgID, id int64, apply 
 			Name: c.Name, IsDefaultOutbound: boolInt(c.IsDefaultOutbound), Credentials: sealed,
 			UpdatedAt: now, ID: id, OrganizationID: orgID,
 		})
-		if isUniqueViolation(err) {
+		if db.eng.isUniqueViolation(err) {
 			return nameConflict(c.Name)
 		}
 		if err != nil {
@@ -226,7 +226,7 @@ func (db *DB) UpdateTelephonyConfig(ctx context.Context, orgID, id int64, apply 
 // DeleteTelephonyConfig deletes configuration id and its phone numbers; a
 // configuration a draft, running or paused campaign uses is ECONFLICT.
 func (db *DB) DeleteTelephonyConfig(ctx context.Context, orgID, id int64) error {
-	return db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	return db.inTx(ctx, func(q sqlcdb.Querier) error {
 		if _, err := q.GetTelephonyConfig(ctx, sqlcdb.GetTelephonyConfigParams{ID: id, OrganizationID: orgID}); err != nil {
 			return notFound(err, "telephony configuration", id)
 		}

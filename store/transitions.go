@@ -36,7 +36,7 @@ var opLog = map[string][2]string{
 // message naming the current state and what op needs. Starting or resuming
 // opens a fresh circuit-breaker window.
 func (db *DB) TransitionCampaign(ctx context.Context, orgID, id int64, op string) (*Campaign, error) {
-	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
 		r, err := q.GetCampaign(ctx, sqlcdb.GetCampaignParams{ID: id, OrganizationID: orgID})
 		if err != nil {
 			return notFound(err, "campaign", id)
@@ -89,7 +89,7 @@ func (db *DB) FailCampaign(ctx context.Context, id int64, msg string, details ma
 
 func (db *DB) moveFor(ctx context.Context, id int64, to string, since time.Time, level, event, msg string, details map[string]any) (bool, error) {
 	var moved bool
-	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
 		now := db.Now()
 		n, err := q.MoveCampaignState(ctx, sqlcdb.MoveCampaignStateParams{ToState: to, Now: now.UnixMilli(), ID: id,
 			FromState: StateRunning, Since: sql.NullInt64{Int64: since.UnixMilli(), Valid: !since.IsZero()}})

@@ -36,7 +36,7 @@ func (db *DB) CreateWorkflow(ctx context.Context, orgID int64, name string, defi
 		return nil, err
 	}
 	var out *Workflow
-	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
 		taken, err := q.WorkflowNameTaken(ctx, sqlcdb.WorkflowNameTakenParams{OrganizationID: orgID, Name: name, ID: 0})
 		if err != nil {
 			return fmt.Errorf("check workflow name: %w", err)
@@ -56,7 +56,7 @@ func (db *DB) CreateWorkflow(ctx context.Context, orgID int64, name string, defi
 		now := db.nowMS()
 		r, err := q.InsertWorkflow(ctx, sqlcdb.InsertWorkflowParams{OrganizationID: orgID, Name: name,
 			Definition: string(definition), CreatedAt: now, UpdatedAt: now})
-		if isUniqueViolation(err) {
+		if db.eng.isUniqueViolation(err) {
 			return workflowNameConflict(name)
 		}
 		if err != nil {
@@ -102,7 +102,7 @@ func (db *DB) UpdateWorkflow(ctx context.Context, orgID, id int64, name *string,
 		}
 	}
 	var out *Workflow
-	err := db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
 		cur, err := q.GetWorkflow(ctx, sqlcdb.GetWorkflowParams{ID: id, OrganizationID: orgID})
 		if err != nil {
 			return notFound(err, "workflow", id)
@@ -122,7 +122,7 @@ func (db *DB) UpdateWorkflow(ctx context.Context, orgID, id int64, name *string,
 		}
 		r, err := q.UpdateWorkflow(ctx, sqlcdb.UpdateWorkflowParams{Name: cur.Name, Definition: cur.Definition,
 			UpdatedAt: db.nowMS(), ID: id, OrganizationID: orgID})
-		if isUniqueViolation(err) {
+		if db.eng.isUniqueViolation(err) {
 			return workflowNameConflict(cur.Name)
 		}
 		if err != nil {
@@ -139,7 +139,7 @@ func (db *DB) UpdateWorkflow(ctx context.Context, orgID, id int64, name *string,
 // (API.md 5). Finished campaigns keep their own copy of the workflow's name
 // and definition, so they do not hold it.
 func (db *DB) DeleteWorkflow(ctx context.Context, orgID, id int64) error {
-	return db.inTx(ctx, func(q *sqlcdb.Queries) error {
+	return db.inTx(ctx, func(q sqlcdb.Querier) error {
 		if _, err := q.GetWorkflow(ctx, sqlcdb.GetWorkflowParams{ID: id, OrganizationID: orgID}); err != nil {
 			return notFound(err, "workflow", id)
 		}

@@ -1,0 +1,238 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/outdial/outdial/queries"
+	"github.com/outdial/outdial/store/sqlcdb"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// sqliteEngine is the embedded engine (engine.go): one writer connection
+// (SQLite allows one writer; queueing in Go is cheaper than SQLITE_BUSY)
+// taking IMMEDIATE transactions, a pool of read-only connections, and a
+// read-only connection of its own for health checks. Every query is
+// prepared once per pool: parsing SQL is a large share of a small query's
+// cost in pure-Go SQLite; database/sql re-prepares them per connection
+// lazily and transactions rebind them with Tx.StmtContext.
+type sqliteEngine struct {
+	write  *sql.DB
+	read   *sql.DB
+	health *sql.DB // one read-only connection for ping alone (openHealth)
+	wq, rq *sqlcdb.Queries
+	// contacts is the full-size multi-row INSERT of an import's chunks,
+	// prepared once on the writer.
+	contacts *sql.Stmt
+}
+
+// openSQLite opens (creating when missing) the SQLite database at path and
+// applies pending migrations.
+func openSQLite(ctx context.Context, path string) (_ *sqliteEngine, err error) {
+	e := &sqliteEngine{}
+	defer func() {
+		if err != nil {
+			e.close() //nolint:errcheck // reporting err
+		}
+	}()
+	if e.write, err = sql.Open("sqlite", dsn(path, false)); err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	e.write.SetMaxOpenConns(1)
+	e.write.SetMaxIdleConns(1)
+	e.write.SetConnMaxLifetime(0)
+	if err := migrate(ctx, e.write); err != nil {
+		return nil, err
+	}
+	if e.read, err = sql.Open("sqlite", dsn(path, true)); err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0)*2)
+	e.read.SetMaxOpenConns(n)
+	e.read.SetMaxIdleConns(n)
+	e.read.SetConnMaxLifetime(0)
+	if e.health, err = openHealth(path); err != nil {
+		return nil, err
+	}
+	if e.wq, err = sqlcdb.Prepare(ctx, e.write); err != nil {
+		return nil, fmt.Errorf("prepare queries: %w", err)
+	}
+	if e.rq, err = sqlcdb.Prepare(ctx, e.read); err != nil {
+		return nil, fmt.Errorf("prepare queries: %w", err)
+	}
+	e.contacts, err = e.write.PrepareContext(ctx, multiRowSQL(queries.InsertContactsPrefix, queries.ContactValues, importRowsPerStatement))
+	if err != nil {
+		return nil, fmt.Errorf("prepare contacts insert: %w", err)
+	}
+	return e, nil
+}
+
+func (e *sqliteEngine) reads() sqlcdb.Querier  { return e.rq }
+func (e *sqliteEngine) writes() sqlcdb.Querier { return e.wq }
+
+// close closes the prepared statements and the pools (those opened).
+func (e *sqliteEngine) close() error {
+	if e.contacts != nil {
+		e.contacts.Close() //nolint:errcheck // the pools' Close reports what matters
+	}
+	for _, q := range []*sqlcdb.Queries{e.rq, e.wq} {
+		if q != nil {
+			q.Close() //nolint:errcheck
+		}
+	}
+	var first error
+	for _, p := range []*sql.DB{e.read, e.health, e.write} {
+		if p == nil {
+			continue
+		}
+		if err := p.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// inTx runs fn in one IMMEDIATE write transaction (engine.inTx).
+func (e *sqliteEngine) inTx(ctx context.Context, fn func(q sqlcdb.Querier) error) error {
+	tx, err := e.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after commit
+	if err := fn(e.wq.WithTx(tx)); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// setDurable sets the writer connection's synchronous mode: FULL, or
+// NORMAL (under WAL, a commit then reaches the disk at the next
+// checkpoint).
+func (e *sqliteEngine) setDurable(durable bool) error {
+	mode := "NORMAL"
+	if durable {
+		mode = "FULL"
+	}
+	if _, err := e.write.ExecContext(context.Background(), "PRAGMA synchronous = "+mode); err != nil {
+		return fmt.Errorf("synchronous %s: %w", mode, err)
+	}
+	return nil
+}
+
+// ping reads the schema table on the health connection, so the database
+// file itself must be readable (a closed database, an unreadable or corrupt
+// file fail). Concurrent calls take turns on that connection; each is a
+// few microseconds.
+func (e *sqliteEngine) ping(ctx context.Context) error {
+	var n int
+	if err := e.health.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("no schema")
+	}
+	return nil
+}
+
+// isUniqueViolation reports whether err is SQLite's UNIQUE constraint error.
+func (e *sqliteEngine) isUniqueViolation(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
+
+// openHealth opens the one read-only connection ping uses. Requests share
+// the read pool: a burst of heavy reads (40 parallel lists) can hold every
+// connection of it for seconds, and a health check queued behind them
+// would time out while the database is fine, making a supervisor restart
+// a healthy service. A connection of its own never waits for them.
+func openHealth(path string) (*sql.DB, error) {
+	h, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	h.SetMaxOpenConns(1)
+	h.SetMaxIdleConns(1)
+	h.SetConnMaxLifetime(0)
+	return h, nil
+}
+
+// dsn builds a modernc.org/sqlite DSN with the pragmas every connection needs:
+// busy_timeout first (so the others wait instead of failing), WAL, foreign
+// keys, synchronous NORMAL. The writer takes IMMEDIATE transactions so a
+// transaction never has to upgrade its lock.
+func dsn(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	// Statement journals and sorts in memory: a multi-row INSERT of an
+	// import otherwise writes every page it touches to a temporary file
+	// first (a fifth of an import's time).
+	q.Add("_pragma", "temp_store(MEMORY)")
+	// The WAL is truncated to this size whenever a checkpoint resets it,
+	// so that a burst of writes (an import, a purge) does not leave a
+	// large file behind.
+	q.Add("_pragma", "journal_size_limit(67108864)")
+	if readOnly {
+		q.Add("mode", "ro")
+	} else {
+		q.Add("_txlock", "immediate")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+func migrate(ctx context.Context, db *sql.DB) error {
+	entries, err := fs.ReadDir(queries.Migrations, "migrations")
+	if err != nil {
+		return fmt.Errorf("read migrations: %w", err)
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	var current int
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "_")
+		version, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return fmt.Errorf("migration %s: name must start with a version number", e.Name())
+		}
+		if version <= current {
+			continue
+		}
+		body, err := fs.ReadFile(queries.Migrations, "migrations/"+e.Name())
+		if err != nil {
+			return fmt.Errorf("read migration %s: %w", e.Name(), err)
+		}
+		if err := applyMigration(ctx, db, version, string(body)); err != nil {
+			return fmt.Errorf("migration %s: %w", e.Name(), err)
+		}
+	}
+	return nil
+}
+
+func applyMigration(ctx context.Context, db *sql.DB, version int, body string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck
+	if _, err := tx.ExecContext(ctx, body); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", version)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
