@@ -23,6 +23,7 @@ func newServe() *cobra.Command {
 	}
 	f := c.Flags()
 	addServiceFlags(f) // service.go
+	addTLSFlags(f)     // tls.go
 	// Hidden: a CPU profile of the whole run, written when serve returns
 	// (bench/dialbench uses it).
 	f.String("cpuprofile", "", "write a CPU profile to this file until the server stops")
@@ -70,19 +71,37 @@ func runServe(c *cobra.Command, _ []string) error {
 	defer stopProfile()
 
 	// The command's context (Background from Execute; tests pass their own)
-	// ends the server too, like SIGINT/SIGTERM.
+	// ends the server too, like SIGINT/SIGTERM. SIGHUP reads --tls-cert and
+	// --tls-key again; it never stops the server.
 	ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 
 	dataDir, dbPath, keyPath, err := dataPaths(c)
 	if err != nil {
 		return err
 	}
+	tlsSet, err := newTLSSetup(f, dataDir, log)
+	if err != nil {
+		return err
+	}
 	svc, err := startService(ctx, f, serviceOptions{
-		DataDir: dataDir, DBPath: dbPath, KeyPath: keyPath, Carriers: carrierOptions(), Log: log,
+		DataDir: dataDir, DBPath: dbPath, KeyPath: keyPath, Carriers: carrierOptions(), Log: log, TLS: tlsSet,
 	})
 	if err != nil {
 		return err
 	}
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				_ = tlsSet.reload(log)
+			}
+		}
+	}()
 	return svc.wait(ctx)
 }
