@@ -103,5 +103,14 @@ func runServe(c *cobra.Command, _ []string) error {
 			}
 		}
 	}()
+	// systemd (Type=notify): ready now; the watchdog fed while the database
+	// answers; stopping once a signal ends ctx (notify.go).
+	sd := newNotifier(log)
+	_ = sd.send("READY=1\nSTATUS=serving on " + svc.addr + " as " + svc.public.String())
+	go sd.watchdog(ctx, watchdogInterval(), svc.db.Ping)
+	go func() {
+		<-ctx.Done()
+		_ = sd.send("STOPPING=1")
+	}()
 	return svc.wait(ctx)
 }
