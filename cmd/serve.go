@@ -24,6 +24,8 @@ func newServe() *cobra.Command {
 	f := c.Flags()
 	addServiceFlags(f) // service.go
 	addTLSFlags(f)     // tls.go
+	f.Lookup("addr").Usage = "listen address (with TLS on, unless set: " + defaultTLSAddr + ")"
+	f.Lookup("public-url").Usage = "base URL providers and browsers use to reach the service (default http://<addr>; with TLS on https:// and the first --acme-domain, else <addr>)"
 	// Hidden: a CPU profile of the whole run, written when serve returns
 	// (bench/dialbench uses it).
 	f.String("cpuprofile", "", "write a CPU profile to this file until the server stops")
