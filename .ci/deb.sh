@@ -3,10 +3,14 @@
 # builds it with packaging/build-deb.sh, installs it with dpkg -i, checks what
 # the install made (user, data directory, conffile, unit neither enabled nor
 # started), checks the unit with systemd-analyze verify, runs the unit's
-# ExecStart as its user with its environment file and gets /api/v1/health,
-# installs the package again over itself (an upgrade: data and edited
-# settings kept), then checks that dpkg -r and dpkg -P keep the data and the
-# user, and that OUTDIAL_PURGE_DATA=yes dpkg -P removes them.
+# ExecStart as its user with its environment file and gets /api/v1/health;
+# sets a domain in the environment file, as README's "Run it on a server"
+# does, and gets health over https with the certificate the service obtains
+# from Debian's pebble on loopback (its ACME server, standing in for Let's
+# Encrypt); installs the package again over itself (an upgrade: data, edited
+# settings and the cached certificate kept: no new order), then checks that
+# dpkg -r and dpkg -P keep the data and the user, and that
+# OUTDIAL_PURGE_DATA=yes dpkg -P removes them.
 #
 # No systemd runs on these machines, so the maintainer scripts take their
 # no-systemd path; the unit's sandbox itself is not exercised here.
@@ -70,6 +74,9 @@ out="$(mktemp -d)"
 server_pid=""
 finished=""
 cleanup() {
+	if [[ -n "${pebble_pid:-}" ]]; then
+		kill "${pebble_pid}" 2>/dev/null || true
+	fi
 	if [[ -n "${server_pid}" ]]; then
 		pkill -TERM -P "${server_pid}" 2>/dev/null || true
 		wait "${server_pid}" 2>/dev/null || true
@@ -114,9 +121,39 @@ if grep -q 'outdial' <<<"${verify}"; then
 fi
 grep -qx 'ExecStart=/usr/bin/outdial serve --data /var/lib/outdial' "${unit}" || fail "unexpected ExecStart"
 
+# start_pebble runs Debian's pebble (an ACME server) on loopback with a
+# self-signed certificate for its own https listeners, written where the
+# service's user can read it (the CA root of --acme-domain's directory), and
+# fetches the root pebble issues from.
+pebble_pid=""
+start_pebble() {
+	.ci/pebble.sh
+	local dir="${out}/pebble"
+	mkdir -p "${dir}"
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=localhost \
+		-addext "subjectAltName=DNS:localhost,IP:127.0.0.1" -keyout "${dir}/key.pem" -out "${dir}/cert.pem" 2>/dev/null
+	install -m 0644 "${dir}/cert.pem" "${data}/ci-acme-ca.pem"
+	cat >"${dir}/pebble.json" <<-JSON
+		{"pebble": {"listenAddress": "127.0.0.1:14000", "managementListenAddress": "127.0.0.1:15000",
+		 "certificate": "${dir}/cert.pem", "privateKey": "${dir}/key.pem", "httpPort": 5002, "tlsPort": 5001,
+		 "ocspResponderURL": "", "externalAccountBindingRequired": false}}
+	JSON
+	PEBBLE_VA_ALWAYS_VALID=1 PEBBLE_VA_NOSLEEP=1 PEBBLE_WFE_NONCEREJECT=0 \
+		"${PEBBLE:-/usr/bin/pebble}" -config "${dir}/pebble.json" >"${out}/pebble.log" 2>&1 &
+	pebble_pid=$!
+	for _ in $(seq 1 100); do
+		curl -fsS --cacert "${dir}/cert.pem" -o "${out}/pebble-root.pem" https://127.0.0.1:15000/roots/0 2>/dev/null && return 0
+		sleep 0.1
+	done
+	fail "pebble did not start: $(cat "${out}/pebble.log")"
+}
+
 # run_unit runs the unit's ExecStart as its User with its EnvironmentFile
 # (parsed as systemd does: VAR=value lines, # comments), in the background,
-# and waits until /api/v1/health answers; it sets server_pid and base.
+# and waits until /api/v1/health answers; it sets server_pid, base and
+# curl_opts. With OUTDIAL_ACME_DOMAIN in the file, it waits for the
+# certificate and calls https://<domain>:<port> with pebble's root trusted.
+curl_opts=()
 run_unit() {
 	local exec_start user envs=() line log="${out}/serve.log"
 	exec_start="$(sed -n 's/^ExecStart=//p' "${unit}")"
@@ -137,9 +174,25 @@ run_unit() {
 	done
 	[[ -n "${addr}" ]] || fail "serve did not listen: $(cat "${log}")"
 	base="http://${addr}"
+	curl_opts=()
+	local domain
+	domain="$(sed -n 's/^OUTDIAL_ACME_DOMAIN=//p' "${env_file}")"
+	if [[ -n "${domain}" ]]; then
+		for _ in $(seq 1 600); do
+			grep -q '"msg":"ACME certificate ready"' "${log}" && break
+			grep -q '"msg":"ACME certificate not obtained"' "${log}" && fail "no certificate: $(cat "${log}")"
+			sleep 0.1
+		done
+		grep -q '"msg":"ACME certificate ready"' "${log}" || fail "no certificate within 60 s: $(cat "${log}")"
+		base="https://${domain}:${addr##*:}"
+		curl_opts=(--resolve "${domain}:${addr##*:}:127.0.0.1" --cacert "${out}/pebble-root.pem")
+	fi
 	local health
-	health="$(curl -fsS --max-time 10 "${base}/api/v1/health")" || fail "health: $(cat "${log}")"
+	health="$(curl -fsS --max-time 10 -D "${out}/headers" "${curl_opts[@]}" "${base}/api/v1/health")" || fail "health: $(cat "${log}")"
 	grep -q '"status":"ok"' <<<"${health}" || fail "health said ${health}"
+	if [[ -n "${domain}" ]]; then
+		grep -qi '^strict-transport-security: max-age=31536000' "${out}/headers" || fail "no HSTS over https"
+	fi
 	echo "deb: ${exec_start} as ${user}: ${base}/api/v1/health: ${health}"
 }
 
@@ -167,12 +220,24 @@ curl -fsS -o /dev/null -H "Authorization: Bearer ${key}" "${base}/api/v1/campaig
 stop_unit
 [[ "$(stat -c '%U %a' "${data}/outdial.db")" == "outdial 600" ]] || fail "database is $(stat -c '%U %a' "${data}/outdial.db")"
 
-echo "== deb: dpkg -i again (an upgrade): data and edited settings kept"
-dpkg -i "${deb}"
-grep -qx 'OUTDIAL_ADDR=127.0.0.1:0' "${env_file}" || fail "the upgrade replaced the edited ${env_file}"
+echo "== deb: a domain set in the env file: https with an ACME certificate (pebble on loopback)"
+start_pebble
+printf '%s\n' OUTDIAL_ACME_DOMAIN=outdial.localhost OUTDIAL_ACME_DIRECTORY=https://127.0.0.1:14000/dir \
+	"OUTDIAL_ACME_CA_ROOT=${data}/ci-acme-ca.pem" OUTDIAL_HTTP_ADDR=127.0.0.1:0 >>"${env_file}"
 run_unit
-curl -fsS -o /dev/null -H "Authorization: Bearer ${key}" "${base}/api/v1/campaign" || fail "the key is gone after the upgrade"
+curl -fsS -o /dev/null "${curl_opts[@]}" -H "Authorization: Bearer ${key}" "${base}/api/v1/campaign" || fail "the key does not work over https"
 stop_unit
+[[ "$(grep -c 'Added order' "${out}/pebble.log")" == 1 ]] || fail "pebble saw $(grep -c 'Added order' "${out}/pebble.log") orders, want 1"
+
+echo "== deb: dpkg -i again (an upgrade): data, certificate and edited settings kept"
+dpkg -i "${deb}"
+grep -qx 'OUTDIAL_ACME_DOMAIN=outdial.localhost' "${env_file}" || fail "the upgrade replaced the edited ${env_file}"
+run_unit
+curl -fsS -o /dev/null "${curl_opts[@]}" -H "Authorization: Bearer ${key}" "${base}/api/v1/campaign" || fail "the key is gone after the upgrade"
+stop_unit
+[[ "$(grep -c 'Added order' "${out}/pebble.log")" == 1 ]] || fail "the restart ordered a new certificate"
+kill "${pebble_pid}" && wait "${pebble_pid}" 2>/dev/null || true
+pebble_pid=""
 
 echo "== deb: dpkg -r keeps the data, the user and the settings"
 dpkg -r outdial
