@@ -24,16 +24,24 @@ type objects struct {
 	handler *objstore.Handler // nil for a remote store
 }
 
-// publicURL returns --public-url, or http://<listen address> when empty,
-// without a trailing slash.
-func publicURL(f *pflag.FlagSet, listenAddr string) (*url.URL, error) {
+// publicURL returns --public-url without a trailing slash; when it is
+// empty, http://<listen address>, or with TLS on (t not nil)
+// t.defaultPublicURL. With TLS on it must be https: the listener speaks
+// nothing else.
+func publicURL(f *pflag.FlagSet, listenAddr string, t *tlsSetup) (*url.URL, error) {
 	raw, _ := f.GetString("public-url")
 	if raw == "" {
 		raw = "http://" + listenAddr
+		if t != nil {
+			raw = t.defaultPublicURL(listenAddr)
+		}
 	}
 	u, err := url.Parse(strings.TrimRight(raw, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("--public-url must be an absolute http(s) URL, got %q", raw)
+	}
+	if t != nil && u.Scheme != "https" {
+		return nil, fmt.Errorf("--public-url must be an https URL when serve terminates TLS (--tls-cert or --acme-domain), got %q", raw)
 	}
 	return u, nil
 }

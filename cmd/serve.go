@@ -23,6 +23,9 @@ func newServe() *cobra.Command {
 	}
 	f := c.Flags()
 	addServiceFlags(f) // service.go
+	addTLSFlags(f)     // tls.go
+	f.Lookup("addr").Usage = "listen address (with TLS on, unless set: " + defaultTLSAddr + ")"
+	f.Lookup("public-url").Usage = "base URL providers and browsers use to reach the service (default http://<addr>; with TLS on https:// and the first --acme-domain, else <addr>)"
 	// Hidden: a CPU profile of the whole run, written when serve returns
 	// (bench/dialbench uses it).
 	f.String("cpuprofile", "", "write a CPU profile to this file until the server stops")
@@ -70,19 +73,46 @@ func runServe(c *cobra.Command, _ []string) error {
 	defer stopProfile()
 
 	// The command's context (Background from Execute; tests pass their own)
-	// ends the server too, like SIGINT/SIGTERM.
+	// ends the server too, like SIGINT/SIGTERM. SIGHUP reads --tls-cert and
+	// --tls-key again; it never stops the server.
 	ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 
 	dataDir, dbPath, keyPath, err := dataPaths(c)
 	if err != nil {
 		return err
 	}
+	tlsSet, err := newTLSSetup(f, dataDir, log)
+	if err != nil {
+		return err
+	}
 	svc, err := startService(ctx, f, serviceOptions{
-		DataDir: dataDir, DBPath: dbPath, KeyPath: keyPath, Carriers: carrierOptions(), Log: log,
+		DataDir: dataDir, DBPath: dbPath, KeyPath: keyPath, Carriers: carrierOptions(), Log: log, TLS: tlsSet,
 	})
 	if err != nil {
 		return err
 	}
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				_ = tlsSet.reload(log)
+			}
+		}
+	}()
+	// systemd (Type=notify): ready now; the watchdog fed while the database
+	// answers; stopping once a signal ends ctx (notify.go).
+	sd := newNotifier(log)
+	_ = sd.send("READY=1\nSTATUS=serving on " + svc.addr + " as " + svc.public.String())
+	go sd.watchdog(ctx, watchdogInterval(), svc.db.Ping)
+	go func() {
+		<-ctx.Done()
+		_ = sd.send("STOPPING=1")
+	}()
 	return svc.wait(ctx)
 }

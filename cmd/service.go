@@ -68,6 +68,10 @@ type serviceOptions struct {
 	Carriers carrier.Options
 	// Log is the one logger every component shares.
 	Log *slog.Logger
+	// TLS, when set, makes the web server serve https (cmd/tls.go): --addr
+	// defaults to :443, --public-url to the https address, and the
+	// plain-HTTP listener of --http-addr redirects to it.
+	TLS *tlsSetup
 	// LoopbackPublic makes the default public URL (no --public-url) name
 	// 127.0.0.1 when the listener's host is unspecified (0.0.0.0, ::):
 	// the demo's browser and simulator are on this host.
@@ -106,6 +110,9 @@ func startService(ctx context.Context, f *pflag.FlagSet, o serviceOptions) (_ *s
 	}
 
 	addr, _ := f.GetString("addr")
+	if o.TLS != nil && !f.Changed("addr") {
+		addr = defaultTLSAddr
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
@@ -116,7 +123,7 @@ func startService(ctx context.Context, f *pflag.FlagSet, o serviceOptions) (_ *s
 	if host, port, _ := net.SplitHostPort(s.addr); o.LoopbackPublic && net.ParseIP(host).IsUnspecified() {
 		publicAddr = net.JoinHostPort("127.0.0.1", port)
 	}
-	if s.public, err = publicURL(f, publicAddr); err != nil {
+	if s.public, err = publicURL(f, publicAddr, o.TLS); err != nil {
 		return nil, err
 	}
 	maxUpload, _ := f.GetInt64("max-upload-bytes")
@@ -132,7 +139,7 @@ func startService(ctx context.Context, f *pflag.FlagSet, o serviceOptions) (_ *s
 	}
 	s.closers = append(s.closers, stopMetrics)
 	cfg := web.Config{DB: db, Log: log, Version: Version, MaxUploadBytes: maxUpload, Dialer: s.engine,
-		PublicURL: s.public.String(), Carriers: o.Carriers}
+		PublicURL: s.public.String(), Carriers: o.Carriers, TLS: o.TLS != nil}
 	objs.webConfig(&cfg)
 	lim, err := setupLimits(ctx, f, dataDir, &cfg, db, objs.store, log)
 	if err != nil {
@@ -149,9 +156,21 @@ func startService(ctx context.Context, f *pflag.FlagSet, o serviceOptions) (_ *s
 	// long as its client, so it is ended first.
 	s.srv.RegisterOnShutdown(handler.CloseStreams)
 	ln = lim.listener(s.srv, ln) // connection cap, timeouts and shedding (cmd/limits.go)
-	log.Info("outdial listening", slog.String("addr", ln.Addr().String()), slog.String("version", Version))
+	log.Info("outdial listening", slog.String("addr", ln.Addr().String()), slog.Bool("tls", o.TLS != nil),
+		slog.String("public_url", s.public.String()), slog.String("version", Version))
 
-	go func() { s.errc <- s.srv.Serve(ln) }()
+	if o.TLS != nil {
+		closeHTTP, err := o.TLS.serveHTTP(s.public)
+		if err != nil {
+			return nil, err
+		}
+		s.closers = append(s.closers, closeHTTP)
+		s.srv.TLSConfig = o.TLS.config()
+		go func() { s.errc <- s.srv.ServeTLS(ln, "", "") }()
+		go o.TLS.obtainCertificates(ctx)
+	} else {
+		go func() { s.errc <- s.srv.Serve(ln) }()
+	}
 	// The engine starts once webhooks can be received; it reconciles what a
 	// previous process left in flight, then resumes running campaigns.
 	if err := s.engine.Start(ctx); err != nil {

@@ -31,12 +31,13 @@ const csrfDetail = "CSRF token missing or invalid"
 
 // newConsole builds the console over s: it calls the API through s itself
 // (request log included), keeps its sessions in cfg.DB, and marks its cookie
-// Secure when the public URL is https.
+// Secure when the service serves TLS itself (cfg.TLS) or its public URL is
+// https (TLS ended by a proxy in front).
 func (s *Server) newConsole(cfg Config) *console.Console {
 	return console.New(console.Config{
 		DB:     cfg.DB,
 		API:    s,
-		Secure: strings.HasPrefix(strings.ToLower(s.publicURL), "https://"),
+		Secure: cfg.TLS || strings.HasPrefix(strings.ToLower(s.publicURL), "https://"),
 		Now:    cfg.ConsoleNow,
 		Log:    s.log,
 	})

@@ -51,6 +51,11 @@ type Config struct {
 	// Limits are the body deadlines, disk reserve and upload quota
 	// (limits.go); the zero value enforces none.
 	Limits Limits
+	// TLS says the service terminates TLS itself (serve --tls-cert or
+	// --acme-domain, API.md 18): every response the Server writes carries
+	// Strict-Transport-Security (HSTS), and every cookie it sets is Secure,
+	// whatever PublicURL says.
+	TLS bool
 	// ConsoleNow is the console's clock (relative times on its pages); nil:
 	// time.Now. Sessions expire on the store's clock (DB.Now).
 	ConsoleNow func() time.Time
@@ -70,6 +75,7 @@ type Server struct {
 	quota     *uploadQuota
 	log       *slog.Logger
 	version   string
+	tls       bool // Config.TLS
 	router    *httprouter.Router
 	routes    []Route
 	hub       *eventHub        // the live event streams (eventhub.go); nil without a dialer
@@ -89,7 +95,7 @@ func New(cfg Config) *Server {
 	s := &Server{db: cfg.DB, log: cfg.Log, version: cfg.Version, uploads: cfg.Uploads,
 		maxUpload: cfg.MaxUploadBytes, objects: cfg.Objects, objPrefix: cfg.ObjectsPrefix,
 		dialer: cfg.Dialer, publicURL: strings.TrimRight(cfg.PublicURL, "/"), carriers: cfg.Carriers,
-		limits: cfg.Limits, quota: newUploadQuota(cfg.Limits)}
+		limits: cfg.Limits, quota: newUploadQuota(cfg.Limits), tls: cfg.TLS}
 	if s.maxUpload <= 0 {
 		s.maxUpload = DefaultMaxUploadBytes
 	}
@@ -127,9 +133,12 @@ func New(cfg Config) *Server {
 }
 
 // serve routes r: the bundled object store, the opt-out (optout.go), the
-// console (console.go), then the router. ServeHTTP (requestlog.go) calls it
+// console (console.go), then the router; over TLS it sets HSTS first. ServeHTTP (requestlog.go) calls it
 // and logs the request.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if s.tls {
+		w.Header().Set("Strict-Transport-Security", HSTS)
+	}
 	r, done := s.guardBody(w, r)
 	defer done()
 	if s.isObjectPath(r.URL.Path) {

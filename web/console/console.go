@@ -106,8 +106,8 @@ type Config struct {
 	// API serves the public API; the console calls it in process for
 	// everything it shows or changes.
 	API http.Handler
-	// Secure marks the session cookie Secure (the service's public URL is
-	// https).
+	// Secure marks the session cookie Secure (the service serves TLS
+	// itself, or its public URL is https).
 	Secure bool
 	// Now is the console's clock (relative times on pages); nil: time.Now.
 	// Sessions expire on the store's clock.
