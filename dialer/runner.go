@@ -224,7 +224,7 @@ func (r *runner) step(ctx context.Context) (time.Time, bool) {
 	if free <= 0 {
 		return r.deadline(), false
 	}
-	if until := r.e.limiter(r.c.TelephonyConfigurationID).blockedUntil(); now.Before(until) {
+	if until, _ := r.e.limiter(r.c.TelephonyConfigurationID).blockedUntil(); now.Before(until) {
 		return until, false
 	}
 	if until, held := r.hold.held(now); held {
