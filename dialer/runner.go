@@ -244,6 +244,7 @@ func (r *runner) step(ctx context.Context) (time.Time, bool) {
 			r.pace.refund(n, r.c.RateLimitPerSecond)
 			return now.Add(time.Second), false
 		}
+		r.e.writesWork()
 		r.pace.refund(n-len(claimed), r.c.RateLimitPerSecond)
 		r.cs.paced(r.pace.next())
 		if len(claimed) > 0 {
