@@ -43,14 +43,14 @@ func TestWorkflowLimitFlags(t *testing.T) {
 }
 
 // TestAPIKeyNameControlCharacters: apikey create refuses an organization
-// or key name holding a control character.
+// or key name holding a control character or a bidirectional override.
 func TestAPIKeyNameControlCharacters(t *testing.T) {
 	clearEnv(t)
 	dir := filepath.Join(t.TempDir(), "data")
-	for _, args := range [][]string{{"--org", "ac\x00me"}, {"--org", "acme", "--name", "line\nbreak"}} {
+	for _, args := range [][]string{{"--org", "ac\x00me"}, {"--org", "acme", "--name", "line\nbreak"}, {"--org", "acme\u202Egro"}} {
 		_, _, err := run(t, append([]string{"apikey", "create", "--data", dir}, args...)...)
-		if err == nil || !strings.Contains(err.Error(), "control characters") {
-			t.Errorf("apikey create %q: err = %v, want a refusal naming control characters", args, err)
+		if err == nil || !strings.Contains(err.Error(), "control or invisible formatting characters") {
+			t.Errorf("apikey create %q: err = %v, want a refusal naming control or invisible formatting characters", args, err)
 		}
 	}
 }

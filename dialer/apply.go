@@ -58,7 +58,14 @@ func (e *Engine) finishWith(ctx context.Context, attemptID int64, st carrier.Sta
 }
 
 func (e *Engine) apply(ctx context.Context, attemptID int64, st carrier.Status, errText string, from statusSource, evidence []byte) (store.Applied, error) {
-	now := e.now()
+	return e.applyAt(ctx, e.now(), attemptID, st, errText, from, evidence)
+}
+
+// applyAt is apply of a status that arrived at now. A provider's final
+// status that cannot be stored (a database failure, not a domain error) is
+// held and stored as soon as writes work again (unstored.go); a stored one
+// tells the engine that writes work.
+func (e *Engine) applyAt(ctx context.Context, now time.Time, attemptID int64, st carrier.Status, errText string, from statusSource, evidence []byte) (store.Applied, error) {
 	// Held until the campaign's slot is released (slots.go).
 	settled := e.settling()
 	res, err := e.db.ApplyStatus(ctx, attemptID, store.StatusUpdate{
@@ -69,6 +76,12 @@ func (e *Engine) apply(ctx context.Context, attemptID int64, st carrier.Status, 
 	}, e.retryPolicy)
 	if err == nil && !res.Ignored && !res.Final {
 		e.live.progressed(attemptID, st.Sequence, st)
+	}
+	if err != nil && st.Final && from == fromProvider && store.ErrorCode(err) == "" {
+		e.holdStatus(attemptID, st, now, err)
+	}
+	if err == nil {
+		e.writesWork()
 	}
 	if err != nil || res.Ignored || !res.Final {
 		settled()

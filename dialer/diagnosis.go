@@ -134,8 +134,8 @@ func (e *Engine) Diagnose(ctx context.Context, org, id int64) (*Diagnosis, error
 		rs.add(ReasonMaxConcurrency, fmt.Sprintf("the calls in flight (%d) have reached the campaign's max_concurrency", d.InFlight), 0, time.Time{})
 		blocked = true
 	}
-	if until := e.limiter(c.TelephonyConfigurationID).blockedUntil(); now.Before(until) {
-		rs.add(ReasonProviderBack, "the provider answered 429 (too many requests); the campaign waits before its next call", 0, until)
+	if until, cause := e.limiter(c.TelephonyConfigurationID).blockedUntil(); now.Before(until) {
+		rs.add(ReasonProviderBack, cause+"; the campaign waits before its next call", 0, until)
 		blocked = true
 	}
 	if why, until := e.transientHold(c.ID, now); why != "" {

@@ -70,8 +70,9 @@ type Engine struct {
 	events   sync.WaitGroup // event streams of EventSource carriers
 	stopped  bool
 	agg      aggregator
-	guard    guardRails // compliance policies and suppression gates (guard.go)
-	watch    watcher    // the live streams' watcher (watch.go)
+	guard    guardRails   // compliance policies and suppression gates (guard.go)
+	watch    watcher      // the live streams' watcher (watch.go)
+	unstored heldStatuses // final statuses not stored yet (unstored.go)
 
 	// countMu orders the first count of a campaign's active attempts
 	// (write) against status applications (read, from before the status is
@@ -146,6 +147,7 @@ func (e *Engine) Stop() {
 	}
 	e.mu.Unlock()
 	e.stopSweep()
+	e.stopHeldRetry()
 	e.wg.Wait()
 	e.events.Wait()
 }

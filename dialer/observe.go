@@ -82,8 +82,11 @@ func (e *Engine) observeOutcome(ctx context.Context, campaignID int64, outcome s
 }
 
 // observeWebhook records the result of a webhook of provider handled with
-// err (a status webhook applied as res).
-func (e *Engine) observeWebhook(provider string, ignored bool, err error) {
+// err (a status webhook applied as res) under ctx, its request's context. A
+// failure once the provider went away (ctx cancelled with the plain
+// context.Canceled, which net/http does when the connection closes; the
+// web layer answers it 499) is WebhookCanceled, not our error.
+func (e *Engine) observeWebhook(ctx context.Context, provider string, ignored bool, err error) {
 	if e.met == nil {
 		return
 	}
@@ -93,6 +96,8 @@ func (e *Engine) observeWebhook(provider string, ignored bool, err error) {
 		result = metrics.WebhookForged
 	case errors.Is(err, ErrMalformed):
 		result = metrics.WebhookBad
+	case err != nil && ctx.Err() != nil && context.Cause(ctx) == context.Canceled:
+		result = metrics.WebhookCanceled
 	case err != nil:
 		result = metrics.WebhookError
 	case ignored:

@@ -49,26 +49,32 @@ func (b *bucket) refund(n int, rate float64) {
 func (b *bucket) next() time.Time { return b.tat }
 
 // providerLimiter holds back every campaign of one telephony configuration
-// after the provider answered 429: its rate limit is per account. The
-// back-off doubles on each 429 (1 s up to 60 s, or the provider's
-// Retry-After) and resets after a success.
+// after the provider answered 429 (its rate limit is per account) or could
+// not take a call for another reason of its side (carrier.Unavailable: an
+// ARI configuration whose events websocket cannot be made). The back-off
+// doubles on each (1 s up to 60 s, or the provider's Retry-After) and
+// resets after a success. It keeps the last one's cause for the diagnosis.
 type providerLimiter struct {
 	mu      sync.Mutex
 	until   time.Time
 	backoff time.Duration
+	cause   string // what the last refusal was (causes.go)
 }
 
-// blockedUntil returns the end of the current back-off (zero when none).
-func (l *providerLimiter) blockedUntil() time.Time {
+// blockedUntil returns the end of the current back-off (zero when none)
+// and its cause.
+func (l *providerLimiter) blockedUntil() (time.Time, string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.until
+	return l.until, l.cause
 }
 
-// limited records a 429 at now and returns when dialing may resume.
-func (l *providerLimiter) limited(now time.Time, retryAfter time.Duration) time.Time {
+// limited records a refusal at now, whose cause is cause, and returns
+// when dialing may resume.
+func (l *providerLimiter) limited(now time.Time, retryAfter time.Duration, cause string) time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.cause = cause
 	if l.until.After(now) {
 		// Several requests under way hit the same limit: back off once.
 		if ra := now.Add(retryAfter); ra.After(l.until) {

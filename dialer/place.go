@@ -145,14 +145,21 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 		e.live.placed(a.ID, placed.ProviderCallID, callerID)
 		r.noteDeadline(deadline)
 		e.touched(c.ID)
-	case perr != nil && perr.Kind == carrier.RateLimited:
+	case perr != nil && (perr.Kind == carrier.RateLimited || perr.Kind == carrier.Unavailable):
 		// Due as it was (not a retry of the contact): the provider's
 		// back-off holds every claim of the configuration until then.
-		until := e.limiter(c.TelephonyConfigurationID).limited(e.now(), perr.RetryAfter)
+		// The log and the diagnosis say what happened (causes.go): a 429
+		// is not an Asterisk whose events websocket cannot be made.
+		cause := backoffCause(perr)
+		until := e.limiter(c.TelephonyConfigurationID).limited(e.now(), perr.RetryAfter, cause)
 		notPlaced()
 		e.requeueWith(ctx, r, a, a.DueAt, pl.Evidence)
-		e.aggregateLog(ctx, c.ID, store.LogWarning, "provider_rate_limited",
-			"the provider is rate limiting call requests; dialing slowed down", map[string]any{"retry_at": until.UTC().Format(time.RFC3339)})
+		event, then := "provider_rate_limited", "; dialing slowed down"
+		if perr.Kind == carrier.Unavailable {
+			event, then = "provider_unavailable", "; dialing waits for it"
+		}
+		e.aggregateLog(ctx, c.ID, store.LogWarning, event, cause+then,
+			map[string]any{"retry_at": until.UTC().Format(time.RFC3339)})
 	case perr != nil && perr.Kind == carrier.AuthFailed:
 		notPlaced()
 		e.requeueWith(ctx, r, a, a.DueAt, pl.Evidence)
@@ -173,11 +180,12 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 	case requestNotSent(err):
 		// The request never left (no route, no DNS answer, connection
 		// refused): the provider is unreachable, not the contact's fault.
-		until := r.hold.transient(e.now(), holdUnreachable)
+		cause := unreachableCause(err)
+		until := r.hold.transient(e.now(), cause)
 		notPlaced()
 		e.requeueWith(ctx, r, a, a.DueAt, pl.Evidence)
 		e.aggregateLog(ctx, c.ID, store.LogWarning, "provider_unreachable",
-			"the provider could not be reached; dialing retries shortly",
+			cause+"; dialing retries shortly",
 			map[string]any{"error": err.Error(), "retry_at": until.UTC().Format(time.RFC3339)})
 	default:
 		pl.Deadline = e.now().Add(e.callDeadline())
@@ -196,14 +204,15 @@ func (e *Engine) unconfirmed(ctx context.Context, r *runner, a *store.Attempt, p
 	// Webhooks read the attempt from the database from now on: it has no
 	// provider call id to check theirs against until one names it.
 	e.live.remove(a.ID)
-	reason := "the provider's answer to the call request was lost or unreadable: " + reqErr.Error()
+	cause := unconfirmedCause(reqErr)
+	reason := cause + ": " + reqErr.Error()
 	if _, err := e.db.MarkUnconfirmed(ctx, pl, reason); err != nil {
 		// Still dialing: its claim's deadline reconciles it the same way.
 		e.log.Error("dialer: mark unconfirmed", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
 	}
 	r.noteDeadline(pl.Deadline)
 	e.aggregateLog(ctx, a.CampaignID, store.LogWarning, "call_request_unconfirmed",
-		"the provider's answer to a call request was lost; the call is followed until its status is known", map[string]any{"last_error": reqErr.Error()})
+		cause+"; the call is followed until its status is known", map[string]any{"last_error": reqErr.Error()})
 }
 
 // requestNotSent reports whether err says a request never reached the

@@ -224,7 +224,7 @@ func (r *runner) step(ctx context.Context) (time.Time, bool) {
 	if free <= 0 {
 		return r.deadline(), false
 	}
-	if until := r.e.limiter(r.c.TelephonyConfigurationID).blockedUntil(); now.Before(until) {
+	if until, _ := r.e.limiter(r.c.TelephonyConfigurationID).blockedUntil(); now.Before(until) {
 		return until, false
 	}
 	if until, held := r.hold.held(now); held {
@@ -244,6 +244,7 @@ func (r *runner) step(ctx context.Context) (time.Time, bool) {
 			r.pace.refund(n, r.c.RateLimitPerSecond)
 			return now.Add(time.Second), false
 		}
+		r.e.writesWork()
 		r.pace.refund(n-len(claimed), r.c.RateLimitPerSecond)
 		r.cs.paced(r.pace.next())
 		if len(claimed) > 0 {

@@ -153,20 +153,23 @@ func TestBreakerWindow(t *testing.T) {
 func TestProviderLimiterBacksOff(t *testing.T) {
 	var l providerLimiter
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if u := l.limited(t0, 0); !u.Equal(t0.Add(time.Second)) {
+	if u := l.limited(t0, 0, "a"); !u.Equal(t0.Add(time.Second)) {
 		t.Fatalf("first back-off until %v, want +1s", u)
 	}
-	if u := l.limited(t0.Add(100*time.Millisecond), 0); !u.Equal(t0.Add(time.Second)) {
+	if u := l.limited(t0.Add(100*time.Millisecond), 0, "b"); !u.Equal(t0.Add(time.Second)) {
 		t.Fatalf("a 429 during the back-off extended it to %v", u)
 	}
-	if u := l.limited(t0.Add(2*time.Second), 0); !u.Equal(t0.Add(4 * time.Second)) {
+	if u := l.limited(t0.Add(2*time.Second), 0, "c"); !u.Equal(t0.Add(4 * time.Second)) {
 		t.Fatalf("second back-off until %v, want +2s after the 429", u)
 	}
-	if u := l.limited(t0.Add(5*time.Second), 30*time.Second); !u.Equal(t0.Add(35 * time.Second)) {
+	if u := l.limited(t0.Add(5*time.Second), 30*time.Second, "d"); !u.Equal(t0.Add(35 * time.Second)) {
 		t.Fatalf("Retry-After not honoured: %v", u)
 	}
+	if u, cause := l.blockedUntil(); !u.Equal(t0.Add(35*time.Second)) || cause != "d" {
+		t.Fatalf("blocked until %v for %q, want +35s for the last refusal's cause", u, cause)
+	}
 	l.succeeded()
-	if u := l.limited(t0.Add(40*time.Second), 0); !u.Equal(t0.Add(41 * time.Second)) {
+	if u := l.limited(t0.Add(40*time.Second), 0, "e"); !u.Equal(t0.Add(41 * time.Second)) {
 		t.Fatalf("back-off not reset after success: %v", u)
 	}
 }

@@ -87,7 +87,7 @@ func (e *Engine) webhookTarget(ctx context.Context, provider string, attemptID i
 // late non-final events are accepted and ignored.
 func (e *Engine) HandleStatus(ctx context.Context, provider string, attemptID int64, token string, w carrier.Webhook) error {
 	ignored, err := e.handleStatus(ctx, provider, attemptID, token, w)
-	e.observeWebhook(provider, ignored, err)
+	e.observeWebhook(ctx, provider, ignored, err)
 	return err
 }
 
@@ -156,7 +156,7 @@ func (e *Engine) Answer(ctx context.Context, provider string, attemptID int64, t
 	ignored, counted := false, false // a status event is counted by HandleStatus
 	defer func() {
 		if !counted {
-			e.observeWebhook(provider, ignored, err)
+			e.observeWebhook(ctx, provider, ignored, err)
 		}
 	}()
 	a, c, car, err := e.webhookTarget(ctx, provider, attemptID, token)

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/outdial/outdial/store/sqlcdb"
 )
@@ -48,17 +47,19 @@ func hashKey(key string) []byte {
 // organization on first use) and returns the stored record and the key, which
 // is shown once and cannot be recovered. Format: "odk_" + 43 URL-safe base64
 // characters (32 random bytes). An organization or key name holding a
-// control character (NUL, a line break...) is EINVALID.
+// character NameRefuses (a control character such as NUL or a line break,
+// a bidirectional override, an invisible formatting character) is
+// EINVALID.
 func (db *DB) CreateAPIKey(ctx context.Context, org, name string) (*APIKey, Secret, error) {
 	org = strings.TrimSpace(org)
 	if org == "" {
 		return nil, "", Errorf(EINVALID, "organization name must not be empty")
 	}
-	if strings.IndexFunc(org, unicode.IsControl) >= 0 {
-		return nil, "", Errorf(EINVALID, "organization name %q must not contain control characters", org)
+	if _, r, found := RefusedNameChar(org); found {
+		return nil, "", Errorf(EINVALID, "organization name %q must not contain control or invisible formatting characters (%U)", org, r)
 	}
-	if strings.IndexFunc(name, unicode.IsControl) >= 0 {
-		return nil, "", Errorf(EINVALID, "api key name %q must not contain control characters", name)
+	if _, r, found := RefusedNameChar(name); found {
+		return nil, "", Errorf(EINVALID, "api key name %q must not contain control or invisible formatting characters (%U)", name, r)
 	}
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {

@@ -103,13 +103,16 @@ func TestAPIKeys(t *testing.T) {
 }
 
 // TestAPIKeyNamesRefuseControlCharacters: an organization or key name
-// with NUL, a line break or another control character is EINVALID and
-// creates nothing.
+// with NUL, a line break or another control character, a bidirectional
+// override or an invisible formatting character is EINVALID and creates
+// nothing.
 func TestAPIKeyNamesRefuseControlCharacters(t *testing.T) {
 	ctx := context.Background()
 	db := newDB(t)
 	for _, tt := range []struct{ org, name string }{
 		{"acme\x00", ""}, {"ac\nme", ""}, {"acme", "ci\x00"}, {"acme", "ci\r\nX-Injected: 1"}, {"acme", "bell\x07"}, {"acme", "c1\u0085"},
+		{"acme\u202Eevil", ""}, {"\u2066acme\u2069", ""}, {"ac\u200Bme", ""}, {"\uFEFFacme", ""},
+		{"acme", "ci\u202E"}, {"acme", "ci\u200F"}, {"acme", "ci\u061C"}, {"acme", "ci\u2028"},
 	} {
 		if _, _, err := db.CreateAPIKey(ctx, tt.org, tt.name); store.ErrorCode(err) != store.EINVALID {
 			t.Errorf("CreateAPIKey(%q, %q) = %v, want EINVALID", tt.org, tt.name, err)
@@ -120,7 +123,7 @@ func TestAPIKeyNamesRefuseControlCharacters(t *testing.T) {
 		t.Fatalf("keys after refused creates = %v, %v; want none", keys, err)
 	}
 	// Other Unicode is fine.
-	if _, _, err := db.CreateAPIKey(ctx, "Café 東京", "ключ 🔑"); err != nil {
+	if _, _, err := db.CreateAPIKey(ctx, "Café 東京", "ключ 🔑 👩\u200D💻 می\u200Cخواهم"); err != nil {
 		t.Fatalf("CreateAPIKey with Unicode names: %v", err)
 	}
 }

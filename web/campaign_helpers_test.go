@@ -20,6 +20,7 @@ import (
 	"github.com/outdial/outdial/dialer"
 	"github.com/outdial/outdial/dialer/carrier"
 	"github.com/outdial/outdial/dialer/carrier/twiliosim"
+	"github.com/outdial/outdial/dialer/metrics"
 	"github.com/outdial/outdial/store"
 	"github.com/outdial/outdial/store/objstore"
 	"github.com/outdial/outdial/web"
@@ -77,6 +78,11 @@ type campOpts struct {
 	agentURL string
 	// limits are the server's limits (zero: the defaults).
 	limits web.Limits
+	// metrics, when set, is the engine's metrics (dialer.Config.Metrics).
+	metrics *metrics.Metrics
+	// wrap, when set, wraps the server's handler (the router behind the
+	// OpenAPI validator): a test's view of the requests as they are served.
+	wrap func(http.Handler) http.Handler
 }
 
 // newCampEnv returns a campEnv serving on a fresh database.
@@ -117,11 +123,14 @@ func newCampEnv(t *testing.T, opts campOpts) *campEnv {
 			t.Fatal(err)
 		}
 		ce.engine = dialer.New(dialer.Config{DB: e.db, Log: log, PublicURL: public, TokenKey: tokenKey,
-			AgentURL: opts.agentURL, Now: ce.clock.now,
+			AgentURL: opts.agentURL, Now: ce.clock.now, Metrics: opts.metrics,
 			Carriers: carrier.Options{BaseURLs: map[string]string{carrier.Twilio: ce.sim.URL()}}})
 		cfg.Dialer = ce.engine
 	}
 	srv.Config.Handler = openAPIValidated(t, web.New(cfg))
+	if opts.wrap != nil {
+		srv.Config.Handler = opts.wrap(srv.Config.Handler)
+	}
 	srv.Start()
 	e.srv = srv
 	if opts.engine {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"log/slog"
@@ -57,8 +58,13 @@ func (s *Server) campaignReport(w http.ResponseWriter, r *http.Request, ps httpr
 		if err != nil {
 			// A 200 is under way: end the response without its last
 			// chunk, so the client sees a failed download rather than a
-			// short file it would take for the whole report.
-			s.log.Error("campaign report aborted", slog.Int64("campaign_id", id), slog.Int64("after_row", after),
+			// short file it would take for the whole report. A client
+			// that went away is no error of ours (errors.go).
+			level := slog.LevelError
+			if clientClosed(r) {
+				level = slog.LevelDebug
+			}
+			s.log.Log(context.WithoutCancel(r.Context()), level, "campaign report aborted", slog.Int64("campaign_id", id), slog.Int64("after_row", after),
 				slog.String("error", err.Error()))
 			panic(http.ErrAbortHandler)
 		}

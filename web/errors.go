@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -46,16 +47,41 @@ func errorStatus(code string) int {
 	return http.StatusInternalServerError
 }
 
+// StatusClientClosedRequest is the status of a request whose client went
+// away before it was answered (nginx's 499 "client closed request"): what
+// the request log and the metrics record for it. Nothing is sent: no one
+// reads it.
+const StatusClientClosedRequest = 499
+
+// clientClosed reports whether r's client went away: net/http cancels a
+// request's context when its connection closes (or, with HTTP/2, when the
+// client resets the stream), with the plain context.Canceled as its cause.
+// A deadline that we set on a request's context is context.DeadlineExceeded,
+// and a cancellation of ours with a cause of its own names that cause: both
+// are not the client's doing.
+func clientClosed(r *http.Request) bool {
+	ctx := r.Context()
+	return ctx.Err() != nil && context.Cause(ctx) == context.Canceled
+}
+
 // writeError answers err in the contract's shape: 422 with the problem list for
 // a *ValidationError, the carried status for an *httpError, the mapped status
 // for a store error, and 500 "Internal Server Error" (logged once, here) for
-// anything else. What it logs goes through phone.MaskText: a provider's
-// error may quote a phone number.
+// anything else. A request whose client went away (clientClosed) is none of
+// these, whatever err is (the store's context.Canceled, SQLite's "interrupted"
+// when a query was cut short, a provider request cancelled midway): it is
+// StatusClientClosedRequest, logged at Debug only, never counted as a server
+// error. What it logs goes through phone.MaskText: a provider's error may
+// quote a phone number.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var ve *ValidationError
 	var he *httpError
 	var ae *authError
 	switch {
+	case clientClosed(r):
+		s.log.DebugContext(context.WithoutCancel(r.Context()), "client closed request", slog.String("method", r.Method),
+			slog.String("path", phone.MaskText(r.URL.Path)), slog.String("error", phone.MaskText(err.Error())))
+		w.WriteHeader(StatusClientClosedRequest)
 	case errors.As(err, &ae):
 		w.Header().Set("WWW-Authenticate", "Bearer")
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"detail": ae.detail})

@@ -7,7 +7,8 @@ import (
 
 // TestNamesRefuseControlCharacters: every name and label field answers 422
 // control_character for NUL, line breaks and the other control characters
-// (Unicode Cc), on create and on update, and stores nothing.
+// (Unicode Cc), bidirectional overrides and invisible formatting characters
+// (store.NameRefuses), on create and on update, and stores nothing.
 func TestNamesRefuseControlCharacters(t *testing.T) {
 	t.Parallel()
 	ce := newCampEnv(t, campOpts{})
@@ -28,6 +29,14 @@ func TestNamesRefuseControlCharacters(t *testing.T) {
 		{"del\x7f", "U+007F", 3},
 		{"é c1\u0085", "U+0085", 4},
 		{"escape\x1b[31m", "U+001B", 6},
+		{"invoice\u202Efdp.exe", "U+202E", 7},
+		{"\u2066isolated\u2069", "U+2066", 0},
+		{"zero\u200Bwidth", "U+200B", 4},
+		{"\uFEFFbom", "U+FEFF", 0},
+		{"mark\u200F", "U+200F", 4},
+		{"é\u202Aembed", "U+202A", 1},
+		{"arabic\u061C", "U+061C", 6},
+		{"line\u2028sep", "U+2028", 4},
 	}
 	requests := []struct {
 		name, method, path, field string
@@ -60,7 +69,7 @@ func TestNamesRefuseControlCharacters(t *testing.T) {
 				ps := wantProblems(t, ce.a(rq.method, rq.path, rq.body(b.value)), "body."+rq.field+" control_character")
 				p := ps[0]
 				if p.Input != b.value || p.Ctx["character"] != b.char || p.Ctx["position"] != b.pos ||
-					p.Msg != "Value error, "+rq.field+" must not contain control characters" {
+					p.Msg != "Value error, "+rq.field+" must not contain control or invisible formatting characters" {
 					t.Errorf("%q: msg %q, input %q, ctx %v; want character %s at %v", b.value, p.Msg, p.Input, p.Ctx, b.char, b.pos)
 				}
 			}
@@ -79,7 +88,8 @@ func TestNamesRefuseControlCharacters(t *testing.T) {
 	if n := len(ce.a(http.MethodGet, configsPath, nil).obj(t)["configurations"].([]any)); n != 1 {
 		t.Errorf("configurations = %d, want 1", n)
 	}
-	// Other Unicode (accents, CJK, emoji, a zero-width joiner) is fine.
-	r := ce.a(http.MethodPost, "/api/v1/workflow", map[string]any{"name": "Relance é 東京 👩‍💻", "workflow_definition": map[string]any{}})
+	// Other Unicode (accents, CJK, right-to-left letters, emoji, the
+	// zero-width joiner and non-joiner) is fine.
+	r := ce.a(http.MethodPost, "/api/v1/workflow", map[string]any{"name": "Relance é 東京 👩\u200D💻 می\u200Cخواهم שלום", "workflow_definition": map[string]any{}})
 	wantStatus(t, r, http.StatusOK)
 }

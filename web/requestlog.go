@@ -17,7 +17,9 @@ import (
 //	             (/api/v1/campaign/:campaign_id), never the raw path: ids,
 //	             file names and query strings (webhook tokens, numbers) are
 //	             not logged
-//	status       the status sent (200 when the handler wrote nothing)
+//	status       the status sent (200 when the handler wrote nothing);
+//	             StatusClientClosedRequest (499) when the client went away
+//	             before it was answered (errors.go: nothing is sent)
 //	duration_ms  from the request reaching the server to the handler's
 //	             return, in milliseconds (microsecond precision)
 //	bytes        body bytes written (0 for HEAD)

@@ -60,6 +60,8 @@ const (
 // event stream, so one ari value serves one configuration's calls.
 type ari struct {
 	base         string // ari_endpoint without trailing slash
+	shown        string // base without its user info, for String
+	hostPort     string // ari_endpoint's host:port (never its user info), for messages
 	app          string // app_name: ARI user and Stasis application
 	password     string // app_password
 	wsClient     string // ws_client_name
@@ -82,8 +84,11 @@ type ari struct {
 	// on every result. kick asks a reconnect waiting out its backoff to
 	// try now (granted at most once per timing.kickEvery).
 	evConnected, evRefused bool
-	evResults              int
-	evChanged              chan struct{}
+	// evCause says why the websocket is not connected (ariEventsCause),
+	// "" while connected or before the first attempt's result.
+	evCause   string
+	evResults int
+	evChanged chan struct{}
 	// evDials numbers the connection attempts started; evRefusedDial is
 	// the number of the attempt whose refusal is evRefused.
 	evDials, evRefusedDial int
@@ -115,6 +120,8 @@ func newARI(creds map[string]any, opts Options) (Carrier, error) {
 	}
 	a := &ari{
 		base:         strings.TrimRight(base, "/"),
+		shown:        strings.TrimRight(withoutUser(u), "/"),
+		hostPort:     hostPort(u),
 		app:          app,
 		password:     credString(creds, "app_password"),
 		wsClient:     credString(creds, "ws_client_name"),
@@ -156,9 +163,10 @@ func ariIDPart(s string) string {
 	}, s)
 }
 
-// String, GoString and LogValue describe the carrier without its password,
-// so printing or logging it (even with %+v or %#v) cannot leak it.
-func (a *ari) String() string { return "ari carrier (app " + a.app + " at " + a.base + ")" }
+// String, GoString and LogValue describe the carrier without its password
+// (nor any user info ari_endpoint may hold), so printing or logging it
+// (even with %+v or %#v) cannot leak it.
+func (a *ari) String() string { return "ari carrier (app " + a.app + " at " + a.shown + ")" }
 
 // GoString: see String.
 func (a *ari) GoString() string { return a.String() }
@@ -246,7 +254,7 @@ func (a *ari) originateVariables(call Call) map[string]string {
 // Place originates the call (POST /ari/channels/{channelId}) with the
 // channel id derived from the attempt id and starts following it. It first
 // waits (briefly) for the events websocket: a call that could not be
-// followed is put off instead, as RateLimited (see awaitEvents). A 409
+// followed is put off instead, as Unavailable (see awaitEvents). A 409
 // (a live channel already has that id: an earlier request for the same
 // attempt did reach Asterisk) is the call placed. 401/403 are AuthFailed,
 // other 4xx (400: bad endpoint or parameters) Rejected; a 5xx, an unreadable

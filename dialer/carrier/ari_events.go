@@ -65,7 +65,7 @@ func (a *ari) Events(ctx context.Context, sink EventSink) {
 		a.mu.Unlock()
 		a.work.Wait()
 	}()
-	defer a.setEventsState(false, false)
+	defer a.setEventsState(false, false, "")
 	var (
 		failures int       // failed attempts since the last stable connection
 		kicked   time.Time // when a waiting call last cut a wait short
@@ -78,7 +78,7 @@ func (a *ari) Events(ctx context.Context, sink EventSink) {
 		a.mu.Unlock()
 		conn, status, err := a.dial(ctx)
 		if err == nil {
-			a.setEventsState(true, false)
+			a.setEventsState(true, false, "")
 			logs.connected(failures)
 			// Before the first event is read: an event of an adopted call
 			// must find it followed, answered if it was, and a call placed
@@ -92,15 +92,16 @@ func (a *ari) Events(ctx context.Context, sink EventSink) {
 				a.reconcile(ctx)
 			}()
 			a.read(ctx, conn)
-			a.setEventsState(false, false)
 			up := a.now().Sub(start)
 			if ctx.Err() != nil || up >= a.timing.stable {
+				a.setEventsState(false, false, "the connection was lost")
 				failures = 0
 				continue
 			}
+			a.setEventsState(false, false, "the connection closed right after it was made")
 			err, status = fmt.Errorf("connection closed after %s", up.Round(time.Millisecond)), 0
 		} else {
-			a.setEventsState(false, status == http.StatusUnauthorized || status == http.StatusForbidden)
+			a.setEventsState(false, status == http.StatusUnauthorized || status == http.StatusForbidden, ariEventsCause(err, status))
 			if ctx.Err() != nil {
 				break
 			}
@@ -132,26 +133,20 @@ func (a *ari) Events(ctx context.Context, sink EventSink) {
 }
 
 // setEventsState records the result of a connection attempt (or a lost
-// connection): whether the events websocket is connected, and whether the
-// attempt was refused for the credentials; it wakes the calls waiting for
-// it (see awaitEvents).
-func (a *ari) setEventsState(connected, refused bool) {
+// connection): whether the events websocket is connected, whether the
+// attempt was refused for the credentials, and why it is not connected
+// (ariEventsCause; "" when connected or not tried yet); it wakes the calls
+// waiting for it (see awaitEvents).
+func (a *ari) setEventsState(connected, refused bool, cause string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.evConnected, a.evRefused = connected, refused
+	a.evConnected, a.evRefused, a.evCause = connected, refused, cause
 	if refused {
 		a.evRefusedDial = a.evDials
 	}
 	a.evResults++
 	close(a.evChanged)
 	a.evChanged = make(chan struct{})
-}
-
-// errARINoEvents is the refusal of a call while the events websocket is
-// down: without it the call could not be followed, and Asterisk hangs up
-// an answered call whose application has no websocket.
-func errARINoEvents(retry time.Duration) error {
-	return &Error{Kind: RateLimited, Message: "ari: the events websocket is not connected; dialing waits for it", RetryAfter: retry}
 }
 
 // awaitEvents waits up to timing.eventsWait for the events websocket before
@@ -161,9 +156,9 @@ func errARINoEvents(retry time.Duration) error {
 // once connected; an AuthFailed *Error when an attempt started after the
 // wait began was refused for the credentials (the campaign pauses; no call
 // is originated without its events, which a blind call would lose); a
-// RateLimited *Error when the wait (or ctx) ends first: the call is
-// dialled later, it is not the contact's failure. With eventsWait 0 it
-// does not wait.
+// Unavailable *Error (noEventsError) when the wait (or ctx) ends first:
+// the call is dialled later, it is not the contact's failure. With
+// eventsWait 0 it does not wait.
 func (a *ari) awaitEvents(ctx context.Context) error {
 	if a.timing.eventsWait <= 0 {
 		return nil
@@ -192,9 +187,9 @@ func (a *ari) awaitEvents(ctx context.Context) error {
 		select {
 		case <-changed:
 		case <-t.C:
-			return errARINoEvents(a.timing.eventsRetry)
+			return a.noEventsError()
 		case <-ctx.Done():
-			return errARINoEvents(a.timing.eventsRetry)
+			return a.noEventsError()
 		}
 	}
 }

@@ -7,8 +7,12 @@ package carrier
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -138,4 +142,57 @@ func (l *ariEventsLog) connected(failures int) {
 	}
 	l.a.log.Info("ari: events websocket connected", slog.Any("carrier", l.a), slog.Int("failures", failures))
 	l.unlogged, l.reported = 0, false
+}
+
+// ariEventsCause says why an attempt to open the events websocket failed,
+// in words an organization may read (no URL, resolved address or
+// credentials): Asterisk's answer to the handshake when it gave one, else
+// TransportCause's words, else "the connection failed".
+func ariEventsCause(err error, status int) string {
+	if status != 0 {
+		return fmt.Sprintf("Asterisk answered %d (%s) to the websocket handshake", status, http.StatusText(status))
+	}
+	if c := TransportCause(err); c != "" {
+		return c
+	}
+	return "the connection failed"
+}
+
+// noEventsError is the refusal of a call while the events websocket is
+// down: without it the call could not be followed, and Asterisk hangs up
+// an answered call whose application has no websocket. It is Unavailable,
+// retried after timing.eventsRetry, and says what happened: "the events
+// websocket connection to Asterisk at 10.0.0.5:8088 cannot be made
+// (connection refused)".
+func (a *ari) noEventsError() error {
+	a.mu.Lock()
+	cause := a.evCause
+	a.mu.Unlock()
+	msg := "the events websocket connection to Asterisk at " + a.hostPort
+	if cause == "" {
+		msg += " is not made yet"
+	} else {
+		msg += " cannot be made (" + cause + ")"
+	}
+	return &Error{Kind: Unavailable, Message: msg, RetryAfter: a.timing.eventsRetry}
+}
+
+// hostPort returns u's host and port (the scheme's default port when it
+// names none): never its user info.
+func hostPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// withoutUser returns u as a string without its user info.
+func withoutUser(u *url.URL) string {
+	c := *u
+	c.User = nil
+	return c.String()
 }

@@ -11,7 +11,7 @@ import (
 
 // TestARIReconnect drops the events websocket while calls are up and
 // refuses reconnects for a while: a new call is put off meanwhile
-// (RateLimited, nothing originated); the carrier reconnects by itself, and
+// (Unavailable, nothing originated); the carrier reconnects by itself, and
 // its look at every call in flight finishes those that ended meanwhile
 // (answered when seen answered, else unknown); the others go on and finish
 // by their events. No channel is originated twice.
@@ -41,8 +41,8 @@ func TestARIReconnect(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	_, err := a.Place(ctx, Call{AttemptID: 4, To: "+14155550004"})
 	cancel()
-	if KindOf(err) != RateLimited || sim.Stats().Originates != 3 {
-		t.Fatalf("place while the websocket is down: %v (originates %d), want RateLimited, nothing sent", err, sim.Stats().Originates)
+	if KindOf(err) != Unavailable || sim.Stats().Originates != 3 {
+		t.Fatalf("place while the websocket is down: %v (originates %d), want Unavailable, nothing sent", err, sim.Stats().Originates)
 	}
 	sim.RefuseEvents(false)
 	ariPlace(t, a, 4, "+14155550004") // waits for the websocket

@@ -151,11 +151,11 @@ type Webhook struct {
 // Carrier is one provider bound to one telephony configuration's
 // credentials. Implementations are safe for concurrent use.
 type Carrier interface {
-	// Place asks the provider to place call. Errors: an *Error with
-	// Kind RateLimited (retry later; not the contact's failure), AuthFailed
-	// (the credentials are refused) or Rejected (the provider refused this
-	// call; the attempt failed); any other error means the request may or
-	// may not have reached the provider.
+	// Place asks the provider to place call. Errors: an *Error with Kind
+	// RateLimited or Unavailable (retry later; not the contact's failure),
+	// AuthFailed (the credentials are refused) or Rejected (the provider
+	// refused this call; the attempt failed); any other error means the
+	// request may or may not have reached the provider.
 	Place(ctx context.Context, call Call) (Placed, error)
 	// HangUp ends or cancels a call.
 	HangUp(ctx context.Context, providerCallID string) error
@@ -242,6 +242,11 @@ const (
 	RateLimited = "rate_limited"
 	AuthFailed  = "auth_failed"
 	Rejected    = "rejected"
+	// Unavailable: the provider cannot take a call now for a reason of its
+	// side that is not its rate limit (ARI: the events websocket the call
+	// would be followed on cannot be made); Message says what. Like
+	// RateLimited it is retried later and is not the contact's failure.
+	Unavailable = "unavailable"
 )
 
 // Error is a provider's refusal of a request.
@@ -252,7 +257,8 @@ type Error struct {
 	Code string
 	// Message is the provider's reason; it never contains credentials.
 	Message string
-	// RetryAfter is the provider's hint for RateLimited, 0 when none.
+	// RetryAfter is the provider's hint for RateLimited (and the wait of
+	// an Unavailable), 0 when none.
 	RetryAfter time.Duration
 }
 

@@ -27,6 +27,11 @@ const (
 	WebhookForged    = "forged"    // bad token, signature or call id: refused (403)
 	WebhookBad       = "bad"       // verified but unreadable (400)
 	WebhookError     = "error"     // our failure (database) while handling it
+	// WebhookCanceled: the provider went away before it was handled (its
+	// request's context was cancelled; answered 499 in the request log).
+	// Not our failure: the provider sends it again or the attempt is
+	// reconciled.
+	WebhookCanceled = "canceled"
 )
 
 // Provider request status classes (outdial_provider_requests_total).
@@ -45,7 +50,7 @@ var providers = []string{"ari", "cloudonix", "plivo", "telnyx", "twilio", "vobiz
 var outcomes = []string{"answered", "voicemail", "busy", "no_answer", "failed", "canceled", "unknown", "suppressed"}
 
 var (
-	webhookResults = []string{WebhookApplied, WebhookDuplicate, WebhookForged, WebhookBad, WebhookError}
+	webhookResults = []string{WebhookApplied, WebhookDuplicate, WebhookForged, WebhookBad, WebhookError, WebhookCanceled}
 	classes        = []string{Class2xx, Class4xx, Class5xx, ClassError}
 )
 
@@ -112,7 +117,7 @@ func New() *Metrics {
 	}, []string{"provider"})
 	m.webhooks = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "outdial_webhooks_total",
-		Help: "Provider webhooks (status and answer) received, by provider and result (applied, duplicate, forged, bad, error).",
+		Help: "Provider webhooks (status and answer) received, by provider and result (applied, duplicate, forged, bad, error, or canceled when the provider went away before it was handled).",
 	}, []string{"provider", "result"})
 	m.trips = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "outdial_breaker_trips_total",

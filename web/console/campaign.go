@@ -142,7 +142,7 @@ var blockedWords = map[string]string{
 	"attempt_cap":           "Contacts reached the organization's attempt cap across campaigns for now.",
 	"max_concurrency":       "Every call slot is busy: as many calls are in flight as the maximum concurrency allows.",
 	"rate_limit":            "The rate limit spaces new calls out.",
-	"provider_backoff":      "The provider asked to slow down (HTTP 429): the campaign waits before the next call.",
+	"provider_backoff":      "The provider cannot take calls right now (it asked to slow down, cannot be reached, or its events connection cannot be made): the campaign waits before the next call.",
 	"no_caller_id":          "The telephony configuration has no active number to call from: add one under Telephony.",
 }
 

@@ -186,6 +186,12 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (c *Console) wrap(rt route) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		s := c.currentSession(r)
+		if s == nil && clientClosed(r) {
+			// The browser went away while its session was looked up:
+			// neither signed out nor an error of ours.
+			w.WriteHeader(statusClientClosedRequest)
+			return
+		}
 		safe := r.Method == http.MethodGet || r.Method == http.MethodHead
 		if !safe {
 			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)

@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"embed"
 	"errors"
 	"fmt"
@@ -152,11 +153,31 @@ func (c *Console) renderError(w http.ResponseWriter, r *http.Request, s *session
 	}
 }
 
+// statusClientClosedRequest is web's StatusClientClosedRequest (nginx's
+// 499): the status of a request whose browser went away before it was
+// answered.
+const statusClientClosedRequest = 499
+
+// clientClosed reports whether r's browser went away: its context was
+// cancelled by net/http (the plain context.Canceled), not by a deadline or
+// a cause of ours. The rule of web's errors.go, for the console's own
+// database calls (its API calls are answered 499 by the API already).
+func clientClosed(r *http.Request) bool {
+	ctx := r.Context()
+	return ctx.Err() != nil && context.Cause(ctx) == context.Canceled
+}
+
 // handleError answers a handler's error: an API error as a page with its
-// status and detail (a 401 means the session ended: back to sign-in),
-// anything else as a logged 500.
+// status and detail (a 401 means the session ended: back to sign-in), a
+// request whose browser went away as 499 with nothing sent and nothing
+// logged above Debug, anything else as a logged 500.
 func (c *Console) handleError(w http.ResponseWriter, r *http.Request, s *session, err error) {
 	var ae *apiError
+	if clientClosed(r) {
+		c.log.DebugContext(context.WithoutCancel(r.Context()), "console: client closed request", "method", r.Method, "pattern", r.Pattern, "error", err.Error())
+		w.WriteHeader(statusClientClosedRequest)
+		return
+	}
 	if errors.As(err, &ae) {
 		if ae.status == http.StatusUnauthorized {
 			c.clearSessionCookie(w)

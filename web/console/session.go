@@ -18,7 +18,8 @@ type session struct {
 
 // currentSession returns the request's session, nil when it has no valid
 // session cookie (none, ended, expired, or its key revoked). A failed lookup
-// counts as signed out; it is logged.
+// counts as signed out; it is logged, unless the browser went away
+// (clientClosed).
 func (c *Console) currentSession(r *http.Request) *session {
 	ck, err := r.Cookie(SessionCookie)
 	if err != nil || ck.Value == "" {
@@ -26,7 +27,7 @@ func (c *Console) currentSession(r *http.Request) *session {
 	}
 	s, err := c.db.Session(r.Context(), ck.Value)
 	if err != nil {
-		if store.ErrorCode(err) != store.ENOTFOUND {
+		if store.ErrorCode(err) != store.ENOTFOUND && !clientClosed(r) {
 			c.log.ErrorContext(r.Context(), "console session lookup", "error", err.Error())
 		}
 		return nil
