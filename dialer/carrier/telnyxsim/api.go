@@ -235,9 +235,8 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request, id, action stri
 		return
 	}
 	var args struct {
+		speakArgs
 		Payload     string `json:"payload"`
-		PayloadType string `json:"payload_type"`
-		Voice       string `json:"voice"`
 		StreamURL   string `json:"stream_url"`
 		ClientState string `json:"client_state"`
 		CommandID   string `json:"command_id"`
@@ -260,10 +259,8 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request, id, action stri
 		code, title, detail, pointer = codeInvalid, "Invalid value", "client_state must be a valid Base-64 encoded string.", "/client_state"
 	case action == OpSpeak && (args.Payload == "" || utf8.RuneCountInString(args.Payload) > 3000):
 		code, title, detail, pointer = codeInvalid, "Invalid value", "payload is required (at most 3,000 characters).", "/payload"
-	case action == OpSpeak && args.Voice == "":
-		code, title, detail, pointer = codeInvalid, "Invalid value", "voice is required.", "/voice"
-	case action == OpSpeak && args.PayloadType != "" && args.PayloadType != "text" && args.PayloadType != "ssml":
-		code, title, detail, pointer = codeInvalid, "Invalid value", "payload_type must be text or ssml.", "/payload_type"
+	case action == OpSpeak && speakInvalid(args.speakArgs, &detail, &pointer):
+		code, title = codeInvalid, "Invalid value"
 	case action == OpStreamingStart && !absolute(args.StreamURL, "ws", "wss"):
 		code, title, detail, pointer = codeInvalid, "Invalid value", "stream_url must be an absolute ws(s) URL.", "/stream_url"
 	case action != OpHangUp && c.state != "answered":
