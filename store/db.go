@@ -12,9 +12,6 @@ import (
 	"io/fs"
 	"net/url"
 	"runtime"
-	"sort"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -52,7 +49,12 @@ type DB struct {
 
 // Open opens (creating when missing) the SQLite database at path, applies
 // pending migrations and returns a DB that seals credentials with sealer.
+// A database written by a newer Outdial is refused with a
+// *SchemaTooNewError, and left exactly as it was (CheckSchema).
 func Open(ctx context.Context, path string, sealer *Sealer) (*DB, error) {
+	if err := CheckSchema(ctx, path); err != nil {
+		return nil, err
+	}
 	write, err := sql.Open("sqlite", dsn(path, false))
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
@@ -165,31 +167,31 @@ func (db *DB) nowMS() int64 { return db.Now().UnixMilli() }
 
 func fromMS(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
+// migrate applies the migrations above the database's schema version, each
+// in its own transaction; a database newer than the binary is refused
+// (*SchemaTooNewError) before anything is written.
 func migrate(ctx context.Context, db *sql.DB) error {
-	entries, err := fs.ReadDir(queries.Migrations, "migrations")
+	all, err := Migrations()
 	if err != nil {
-		return fmt.Errorf("read migrations: %w", err)
+		return err
 	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
 	var current int
 	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
 		return fmt.Errorf("read schema version: %w", err)
 	}
-	for _, e := range entries {
-		num, _, ok := strings.Cut(e.Name(), "_")
-		version, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			return fmt.Errorf("migration %s: name must start with a version number", e.Name())
-		}
-		if version <= current {
+	if n := len(all); n > 0 && current > all[n-1].Version {
+		return &SchemaTooNewError{Database: current, Supported: all[n-1].Version}
+	}
+	for _, m := range all {
+		if m.Version <= current {
 			continue
 		}
-		body, err := fs.ReadFile(queries.Migrations, "migrations/"+e.Name())
+		body, err := fs.ReadFile(queries.Migrations, "migrations/"+m.Name)
 		if err != nil {
-			return fmt.Errorf("read migration %s: %w", e.Name(), err)
+			return fmt.Errorf("read migration %s: %w", m.Name, err)
 		}
-		if err := applyMigration(ctx, db, version, string(body)); err != nil {
-			return fmt.Errorf("migration %s: %w", e.Name(), err)
+		if err := applyMigration(ctx, db, m.Version, string(body)); err != nil {
+			return fmt.Errorf("migration %s: %w", m.Name, err)
 		}
 	}
 	return nil
