@@ -135,4 +135,3 @@ func TestNewerSchemaRefused(t *testing.T) {
 		})
 	}
 }
-
