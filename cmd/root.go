@@ -85,14 +85,3 @@ func dataPaths(c *cobra.Command) (dir, dbPath, keyPath string, err error) {
 	}
 	return dir, filepath.Join(dir, dbFileName), filepath.Join(dir, "secret.key"), nil
 }
-
-func newVersion() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		Run: func(c *cobra.Command, _ []string) {
-			fmt.Fprintln(c.OutOrStdout(), Version)
-		},
-	}
-}
