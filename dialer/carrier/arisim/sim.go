@@ -135,6 +135,7 @@ const (
 	OpAddChannel    = "add_channel"
 	OpDeleteBridge  = "delete_bridge"
 	OpEvents        = "events"
+	OpAsteriskInfo  = "asterisk_info"
 )
 
 // Request is an API request, as a fault function sees it.

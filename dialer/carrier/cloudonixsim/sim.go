@@ -133,6 +133,7 @@ const (
 	OpGet       = "get"
 	OpDelete    = "delete"
 	OpCreateApp = "create_application"
+	OpDomain    = "domain" // GET of the domain resource
 )
 
 // Fault is an error answer the simulator gives instead of serving a

@@ -171,6 +171,7 @@ const (
 	OpHangUp    = "hangup"
 	OpCancel    = "cancel"
 	OpCreateApp = "create_app"
+	OpAccount   = "account" // GET of the account's details
 )
 
 // Fault is an error answer the simulator gives instead of serving a

@@ -41,6 +41,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case path == "/v2/calls" && r.Method == http.MethodPost:
 		s.dial(w, r)
+	case path == "/v2/balance" && r.Method == http.MethodGet:
+		s.balance(w, r)
 	case path == "/v2/call_control_applications" && r.Method == http.MethodPost:
 		s.createApplication(w, r)
 	case strings.HasPrefix(path, "/v2/calls/"):
@@ -58,6 +60,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeError(w, http.StatusNotFound, codeNotFound, "Resource not found", "The requested resource or URL could not be found.", "")
 	}
+}
+
+// balance is GET /v2/balance: the account's balance ({"data":{balance,
+// credit_limit, available_credit, currency, record_type:"balance"}}), the
+// read-only request that tells whether the API key is accepted.
+func (s *Server) balance(w http.ResponseWriter, r *http.Request) {
+	if f := s.admit(r, Request{Op: OpBalance}); f != nil {
+		s.answerFault(w, f)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{
+		"balance": "100.00", "credit_limit": "0.00", "available_credit": "100.00", "pending": "0.00",
+		"currency": "USD", "record_type": "balance",
+	}})
 }
 
 // admit counts the request and applies, in order, the 401 mode, the Bearer

@@ -133,7 +133,7 @@ type CallInfo struct {
 
 // Request is an API request, as a fault function sees it.
 type Request struct {
-	// Op is OpCreate, OpFetch or OpUpdate.
+	// Op is OpCreate, OpFetch, OpUpdate or OpAccount.
 	Op string
 	// CallSID is the call of a fetch or update ("" for a create).
 	CallSID string
@@ -143,9 +143,11 @@ type Request struct {
 
 // Operations of a Request.
 const (
-	OpCreate = "create"
-	OpFetch  = "fetch"
-	OpUpdate = "update"
+	OpCreate  = "create"
+	OpFetch   = "fetch"
+	OpUpdate  = "update"
+	OpAccount = "account" // GET of the Account resource
+
 )
 
 // Fault is an error answer the simulator gives instead of serving a request:

@@ -172,6 +172,7 @@ const (
 	OpCreate = "create"
 	OpFetch  = "fetch"
 	OpUpdate = "update"
+	OpList   = "list" // GET /v1/calls
 )
 
 // Fault is an error answer the simulator gives instead of serving a
