@@ -13,6 +13,8 @@
 //
 // Endpoints (JSON bodies, answers and errors {"api_id", "error"}):
 //
+//   - GET .../Account/{auth_id}/ answers the account's details (a read-only
+//     credential check);
 //   - POST .../Call/ makes a call: from, to (digits, no "+"), answer_url,
 //     optional ring_url, hangup_url, machine_detection ("true" or "hangup")
 //     with machine_detection_url, ring_timeout, time_limit and their

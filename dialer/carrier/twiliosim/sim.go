@@ -7,7 +7,9 @@
 //     resource, Twilio's JSON errors otherwise);
 //   - GET /2010-04-01/Accounts/{AccountSid}/Calls/{CallSid}.json fetches it;
 //   - POST to the same URL with Status=completed or Status=canceled hangs it
-//     up or cancels it.
+//     up or cancels it;
+//   - GET /2010-04-01/Accounts/{AccountSid}.json answers the Account
+//     resource (a read-only credential check).
 //
 // Every created call then plays a Script chosen by the test (outcome, ring
 // delay, talk time): when answered the simulator requests the call's Url
