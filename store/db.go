@@ -31,6 +31,7 @@ type DB struct {
 	health *sql.DB // one read-only connection for Ping alone (health.go)
 	wq     *sqlcdb.Queries
 	rq     *sqlcdb.Queries
+	wc, rc *stmtCache // the statements behind wq and rq
 	sealer *Sealer
 
 	workflowLimits atomic.Pointer[WorkflowLimits] // nil: DefaultWorkflowLimits
@@ -76,31 +77,21 @@ func Open(ctx context.Context, path string, sealer *Sealer) (*DB, error) {
 	read.SetMaxIdleConns(n)
 	read.SetConnMaxLifetime(0)
 	// Prepared statements: parsing SQL is a large share of a small query's
-	// cost in pure-Go SQLite. database/sql re-prepares them per connection
-	// lazily and transactions rebind them with Tx.StmtContext.
+	// cost in pure-Go SQLite. Each query is prepared the first time it runs
+	// (stmtcache.go), not all of them here.
 	health, err := openHealth(path)
 	if err != nil {
 		read.Close()
 		write.Close()
 		return nil, err
 	}
-	wq, err := sqlcdb.Prepare(ctx, write)
-	if err == nil {
-		var rq *sqlcdb.Queries
-		if rq, err = sqlcdb.Prepare(ctx, read); err == nil {
-			db := &DB{write: write, read: read, wq: wq, rq: rq, sealer: sealer, Now: time.Now}
-			db.health = health
-			db.syncMode = db.setSynchronous
-			db.startBatcher()
-			db.startPurger()
-			return db, nil
-		}
-		wq.Close()
-	}
-	health.Close()
-	read.Close()
-	write.Close()
-	return nil, fmt.Errorf("prepare queries: %w", err)
+	wc, rc := newStmtCache(write), newStmtCache(read)
+	db := &DB{write: write, read: read, wc: wc, rc: rc, wq: wc.queries(), rq: rc.queries(), sealer: sealer, Now: time.Now}
+	db.health = health
+	db.syncMode = db.setSynchronous
+	db.startBatcher()
+	db.startPurger()
+	return db, nil
 }
 
 // dsn builds a modernc.org/sqlite DSN with the pragmas every connection needs:
@@ -133,8 +124,8 @@ func dsn(path string, readOnly bool) string {
 func (db *DB) Close() error {
 	db.stopPurger()
 	db.stopBatcher()
-	db.rq.Close() //nolint:errcheck // the pools' Close reports what matters
-	db.wq.Close() //nolint:errcheck
+	db.rc.close() //nolint:errcheck // the pools' Close reports what matters
+	db.wc.close() //nolint:errcheck
 	rerr := db.read.Close()
 	db.health.Close() //nolint:errcheck // read-only, nothing to flush
 	if err := db.write.Close(); err != nil {
@@ -153,8 +144,13 @@ func (db *DB) inTx(ctx context.Context, fn func(q *sqlcdb.Queries) error) error 
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	defer tx.Rollback() //nolint:errcheck // no-op after commit
-	if err := fn(db.wq.WithTx(tx)); err != nil {
+	q, prepareMissed := db.wc.txQueries(tx)
+	defer func() {
+		tx.Rollback() //nolint:errcheck // no-op after commit
+		// The connection is free again: prepare what ran unprepared.
+		prepareMissed(context.WithoutCancel(ctx))
+	}()
+	if err := fn(q); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
