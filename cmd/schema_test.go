@@ -86,6 +86,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 		{"backup", []string{"backup", "--to", "COPY"}, false},
 		{"migrate", []string{"migrate"}, false},
 		{"migrate --dry-run", []string{"migrate", "--dry-run"}, false},
+		{"demo --data", []string{"demo", "--addr", "127.0.0.1:0"}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
