@@ -126,8 +126,17 @@ func (db *DB) Close() error {
 	db.stopBatcher()
 	db.rc.close() //nolint:errcheck // the pools' Close reports what matters
 	db.wc.close() //nolint:errcheck
+	// SQLite checkpoints the WAL into the database and removes it when the
+	// last connection closes, unless that one is read-only: the writer's
+	// connection must close last. It is held (opened again if the pool
+	// discarded it, as a query interrupted by its context can make it do)
+	// while the read-only ones close.
+	last, lerr := db.write.Conn(context.Background())
 	rerr := db.read.Close()
 	db.health.Close() //nolint:errcheck // read-only, nothing to flush
+	if lerr == nil {
+		last.Close() //nolint:errcheck // returns it to the pool, closed just below
+	}
 	if err := db.write.Close(); err != nil {
 		return fmt.Errorf("close database: %w", err)
 	}

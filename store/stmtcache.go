@@ -36,7 +36,10 @@ func (c *stmtCache) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	if s, ok := c.stmts.Load(query); ok {
 		return s.(*sql.Stmt), nil
 	}
-	s, err := c.pool.PrepareContext(ctx, query)
+	// Not cancelled with the query's context: a prepare interrupted by
+	// it may make the pool discard its connection, and it takes
+	// microseconds once it has one.
+	s, err := c.pool.PrepareContext(context.WithoutCancel(ctx), query)
 	if err != nil {
 		return nil, err
 	}
