@@ -97,7 +97,12 @@ func withDB(c *cobra.Command, fn func(context.Context, *store.DB) error) error {
 }
 
 // openStore loads (or creates) the server secret and opens the database.
+// A database written by a newer Outdial is refused first, before the
+// secret key or anything else is written (*store.SchemaTooNewError).
 func openStore(ctx context.Context, dbPath, keyPath string) (*store.DB, *store.Sealer, error) {
+	if err := store.CheckSchema(ctx, dbPath); err != nil {
+		return nil, nil, err
+	}
 	key, err := store.LoadOrCreateKey(lookupEnv("OUTDIAL_SECRET_KEY"), keyPath)
 	if err != nil {
 		return nil, nil, err

@@ -183,8 +183,9 @@ func TestVersionCommand(t *testing.T) {
 	for _, v := range []string{"dev", "v1.2.3"} {
 		Version = v
 		out, _, err := run(t, "version")
-		if err != nil || out != v+"\n" {
-			t.Fatalf("version = %q, %v; want %q", out, err, v+"\n")
+		re := regexp.MustCompile(`^outdial ` + regexp.QuoteMeta(v) + ` \(commit (unknown|[0-9a-f]{12}(-dirty)?), go[0-9.]+\)\n$`)
+		if err != nil || !re.MatchString(out) {
+			t.Fatalf("version = %q, %v; want %s", out, err, re)
 		}
 	}
 }

@@ -4,6 +4,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/outdial/outdial/store"
 )
 
 // Version is the binary's version, set at build time with
@@ -20,6 +23,13 @@ var Version = "dev"
 // Execute runs the command line and returns the process exit code.
 func Execute() int {
 	if err := newRoot().Execute(); err != nil {
+		// A database of a newer Outdial is refused in one line naming both
+		// versions (API.md 18), whichever command opened it.
+		var tooNew *store.SchemaTooNewError
+		if errors.As(err, &tooNew) {
+			fmt.Fprintln(os.Stderr, tooNew.Error())
+			return 1
+		}
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
 	}
@@ -37,7 +47,7 @@ func newRoot() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().String("data", "./outdial-data", "data directory: SQLite database, object store, secret key")
-	root.AddCommand(newServe(), newDemo(), newAPIKey(), newBackup(), newVersion())
+	root.AddCommand(newServe(), newDemo(), newAPIKey(), newBackup(), newVersion(), newMigrate(), newDoctor())
 	return root
 }
 
@@ -74,15 +84,4 @@ func dataPaths(c *cobra.Command) (dir, dbPath, keyPath string, err error) {
 		return "", "", "", fmt.Errorf("create data directory: %w", err)
 	}
 	return dir, filepath.Join(dir, dbFileName), filepath.Join(dir, "secret.key"), nil
-}
-
-func newVersion() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		Run: func(c *cobra.Command, _ []string) {
-			fmt.Fprintln(c.OutOrStdout(), Version)
-		},
-	}
 }

@@ -24,7 +24,8 @@ import (
 // until it ends, so the WAL grows by what is written meanwhile and is
 // checkpointed (and truncated to the store's journal_size_limit) after.
 // The source is opened with mode=ro and no migration runs: the database
-// and its WAL are not changed, whatever the schema version (of a database
+// and its WAL are not changed (a database written by a newer Outdial is
+// refused first, *SchemaTooNewError, as Open refuses it; of a database
 // nobody has open, SQLite's read-only connection leaves an empty -wal and
 // a -shm file beside it, as serve's read pool would). The copy keeps the
 // source's schema version (PRAGMA user_version); Open migrates it when it
@@ -60,6 +61,9 @@ func Backup(ctx context.Context, path, to string) (err error) {
 		return fmt.Errorf("backup: no database to copy: %w", err)
 	} else if !st.Mode().IsRegular() {
 		return fmt.Errorf("backup: database %s is not a regular file", path)
+	}
+	if err := CheckSchema(ctx, path); err != nil {
+		return err
 	}
 
 	// The temporary file is created empty (VACUUM INTO accepts an empty

@@ -7,8 +7,6 @@ import (
 	"io/fs"
 	"net/url"
 	"runtime"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/outdial/outdial/queries"
@@ -21,22 +19,24 @@ import (
 // (SQLite allows one writer; queueing in Go is cheaper than SQLITE_BUSY)
 // taking IMMEDIATE transactions, a pool of read-only connections, and a
 // read-only connection of its own for health checks. Every query is
-// prepared once per pool: parsing SQL is a large share of a small query's
-// cost in pure-Go SQLite; database/sql re-prepares them per connection
-// lazily and transactions rebind them with Tx.StmtContext.
+// prepared on each pool the first time it runs (stmtcache.go): parsing SQL
+// is a large share of a small query's cost in pure-Go SQLite.
 type sqliteEngine struct {
 	write  *sql.DB
 	read   *sql.DB
 	health *sql.DB // one read-only connection for ping alone (openHealth)
-	wq, rq *sqlcdb.Queries
-	// contacts is the full-size multi-row INSERT of an import's chunks,
-	// prepared once on the writer.
-	contacts *sql.Stmt
+	wc, rc *stmtCache
+	wq, rq *sqlcdb.Queries // through wc and rc
 }
 
 // openSQLite opens (creating when missing) the SQLite database at path and
-// applies pending migrations.
+// applies pending migrations. A database written by a newer Outdial is
+// refused with a *SchemaTooNewError, and left exactly as it was
+// (CheckSchema).
 func openSQLite(ctx context.Context, path string) (_ *sqliteEngine, err error) {
+	if err := CheckSchema(ctx, path); err != nil {
+		return nil, err
+	}
 	e := &sqliteEngine{}
 	defer func() {
 		if err != nil {
@@ -62,16 +62,8 @@ func openSQLite(ctx context.Context, path string) (_ *sqliteEngine, err error) {
 	if e.health, err = openHealth(path); err != nil {
 		return nil, err
 	}
-	if e.wq, err = sqlcdb.Prepare(ctx, e.write); err != nil {
-		return nil, fmt.Errorf("prepare queries: %w", err)
-	}
-	if e.rq, err = sqlcdb.Prepare(ctx, e.read); err != nil {
-		return nil, fmt.Errorf("prepare queries: %w", err)
-	}
-	e.contacts, err = e.write.PrepareContext(ctx, multiRowSQL(queries.InsertContactsPrefix, queries.ContactValues, importRowsPerStatement))
-	if err != nil {
-		return nil, fmt.Errorf("prepare contacts insert: %w", err)
-	}
+	e.wc, e.rc = newStmtCache(e.write), newStmtCache(e.read)
+	e.wq, e.rq = e.wc.queries(), e.rc.queries()
 	return e, nil
 }
 
@@ -79,22 +71,36 @@ func (e *sqliteEngine) reads() sqlcdb.Querier  { return e.rq }
 func (e *sqliteEngine) writes() sqlcdb.Querier { return e.wq }
 
 // close closes the prepared statements and the pools (those opened).
+// SQLite checkpoints the WAL into the database and removes it when the last
+// connection closes, unless that one is read-only: the writer's connection
+// must close last. It is held (opened again if the pool discarded it, as a
+// query interrupted by its context can make it do) while the read-only
+// ones close.
 func (e *sqliteEngine) close() error {
-	if e.contacts != nil {
-		e.contacts.Close() //nolint:errcheck // the pools' Close reports what matters
-	}
-	for _, q := range []*sqlcdb.Queries{e.rq, e.wq} {
-		if q != nil {
-			q.Close() //nolint:errcheck
+	for _, c := range []*stmtCache{e.rc, e.wc} {
+		if c != nil {
+			c.close() //nolint:errcheck // the pools' Close reports what matters
 		}
 	}
+	var last *sql.Conn
+	if e.write != nil {
+		last, _ = e.write.Conn(context.Background())
+	}
 	var first error
-	for _, p := range []*sql.DB{e.read, e.health, e.write} {
+	for _, p := range []*sql.DB{e.read, e.health} {
 		if p == nil {
 			continue
 		}
 		if err := p.Close(); err != nil && first == nil {
 			first = err
+		}
+	}
+	if last != nil {
+		last.Close() //nolint:errcheck // returns it to the pool, closed just below
+	}
+	if e.write != nil {
+		if err := e.write.Close(); err != nil {
+			return err
 		}
 	}
 	return first
@@ -106,8 +112,13 @@ func (e *sqliteEngine) inTx(ctx context.Context, fn func(q sqlcdb.Querier) error
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	defer tx.Rollback() //nolint:errcheck // no-op after commit
-	if err := fn(e.wq.WithTx(tx)); err != nil {
+	q, prepareMissed := e.wc.txQueries(tx)
+	defer func() {
+		tx.Rollback() //nolint:errcheck // no-op after commit
+		// The connection is free again: prepare what ran unprepared.
+		prepareMissed(context.WithoutCancel(ctx))
+	}()
+	if err := fn(q); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -192,31 +203,31 @@ func dsn(path string, readOnly bool) string {
 	return "file:" + path + "?" + q.Encode()
 }
 
+// migrate applies the migrations above the database's schema version, each
+// in its own transaction; a database newer than the binary is refused
+// (*SchemaTooNewError) before anything is written.
 func migrate(ctx context.Context, db *sql.DB) error {
-	entries, err := fs.ReadDir(queries.Migrations, "migrations")
+	all, err := Migrations()
 	if err != nil {
-		return fmt.Errorf("read migrations: %w", err)
+		return err
 	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
 	var current int
 	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
 		return fmt.Errorf("read schema version: %w", err)
 	}
-	for _, e := range entries {
-		num, _, ok := strings.Cut(e.Name(), "_")
-		version, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			return fmt.Errorf("migration %s: name must start with a version number", e.Name())
-		}
-		if version <= current {
+	if n := len(all); n > 0 && current > all[n-1].Version {
+		return &SchemaTooNewError{Database: current, Supported: all[n-1].Version}
+	}
+	for _, m := range all {
+		if m.Version <= current {
 			continue
 		}
-		body, err := fs.ReadFile(queries.Migrations, "migrations/"+e.Name())
+		body, err := fs.ReadFile(queries.Migrations, "migrations/"+m.Name)
 		if err != nil {
-			return fmt.Errorf("read migration %s: %w", e.Name(), err)
+			return fmt.Errorf("read migration %s: %w", m.Name, err)
 		}
-		if err := applyMigration(ctx, db, version, string(body)); err != nil {
-			return fmt.Errorf("migration %s: %w", e.Name(), err)
+		if err := applyMigration(ctx, db, m.Version, string(body)); err != nil {
+			return fmt.Errorf("migration %s: %w", m.Name, err)
 		}
 	}
 	return nil

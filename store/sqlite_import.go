@@ -13,6 +13,12 @@ import (
 // transaction with multi-row INSERTs (engine.insertContacts): the one
 // statement sqlc cannot express (queries/bulk.go).
 func (e *sqliteEngine) insertContacts(ctx context.Context, id int64, rows []importRow) error {
+	// Prepared on the pool before the transaction takes its only
+	// connection; once, then cached.
+	full, err := e.wc.stmt(ctx, multiRowSQL(queries.InsertContactsPrefix, queries.ContactValues, importRowsPerStatement))
+	if err != nil {
+		return fmt.Errorf("prepare contacts insert: %w", err)
+	}
 	tx, err := e.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
@@ -21,7 +27,7 @@ func (e *sqliteEngine) insertContacts(ctx context.Context, id int64, rows []impo
 	bind := func(args []any, r *importRow) []any {
 		return append(args, id, r.row, r.phone, r.tz, r.context)
 	}
-	if err := insertRows(ctx, tx, e.contacts, queries.InsertContactsPrefix, queries.ContactValues, rows, bind); err != nil {
+	if err := insertRows(ctx, tx, full, queries.InsertContactsPrefix, queries.ContactValues, rows, bind); err != nil {
 		return fmt.Errorf("insert contacts: %w", err)
 	}
 	if err := tx.Commit(); err != nil {

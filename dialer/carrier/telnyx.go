@@ -40,10 +40,14 @@ const (
 	telnyxMaxTimeLimit = 14400
 	// telnyxMaxSpeak is the speak command's payload limit in characters.
 	telnyxMaxSpeak = 3000
-	// telnyxVoice and telnyxLanguage are the speak command's voice: Telnyx's
-	// basic female voice, which takes a language.
-	telnyxVoice    = "female"
-	telnyxLanguage = "en-US"
+	// telnyxServiceLevel, telnyxVoice and telnyxLanguage are the speak
+	// command's voice: Telnyx's basic female voice in en-US. The service
+	// level must be sent: it defaults to premium, whose voices are named
+	// <Provider>.<Model>.<VoiceId>, and "female" is a voice of basic only
+	// (which allows the en-US language and text payloads alone).
+	telnyxServiceLevel = "basic"
+	telnyxVoice        = "female"
+	telnyxLanguage     = "en-US"
 	// telnyxAMD is the answering_machine_detection asked for: standard
 	// detection, one call.machine.detection.ended with human, machine or
 	// not_sure.
@@ -354,12 +358,13 @@ func (t *telnyx) Query(ctx context.Context, providerCallID string) (Status, erro
 
 // telnyxSpeak is the body of the speak command.
 type telnyxSpeak struct {
-	Payload     string `json:"payload"`
-	PayloadType string `json:"payload_type"`
-	Voice       string `json:"voice"`
-	Language    string `json:"language"`
-	ClientState string `json:"client_state"`
-	CommandID   string `json:"command_id"`
+	Payload      string `json:"payload"`
+	PayloadType  string `json:"payload_type"`
+	ServiceLevel string `json:"service_level"`
+	Voice        string `json:"voice"`
+	Language     string `json:"language"`
+	ClientState  string `json:"client_state"`
+	CommandID    string `json:"command_id"`
 }
 
 // Answered tells Telnyx what to do with the answered call (API.md 6), when
@@ -368,8 +373,8 @@ type telnyxSpeak struct {
 //   - with an AgentURL nothing: the dial request already asked for the
 //     media stream (AnswerAtDial), which Telnyx starts on answer;
 //   - with a greeting, the speak command (POST .../actions/speak: payload
-//     the greeting as text, at most 3,000 characters, voice "female",
-//     language en-US, the attempt's client_state, command_id
+//     the greeting as text, at most 3,000 characters, service_level
+//     "basic" with voice "female" and language en-US, the attempt's client_state, command_id
 //     "outdial-greeting"); call.speak.ended then asks the dialer to hang up;
 //   - with an empty greeting, the call is hung up at once.
 //
@@ -384,8 +389,8 @@ func (t *telnyx) Answered(ctx context.Context, providerCallID string, a Answer) 
 	if providerCallID == "" {
 		return errors.New("telnyx speak: empty call_control_id")
 	}
-	body := telnyxSpeak{Payload: truncateRunes(a.Greeting, telnyxMaxSpeak), PayloadType: "text", Voice: telnyxVoice,
-		Language: telnyxLanguage, ClientState: telnyxClientState(a.AttemptID), CommandID: telnyxCommandSpeak}
+	body := telnyxSpeak{Payload: truncateRunes(a.Greeting, telnyxMaxSpeak), PayloadType: "text",
+		ServiceLevel: telnyxServiceLevel, Voice: telnyxVoice, Language: telnyxLanguage, ClientState: telnyxClientState(a.AttemptID), CommandID: telnyxCommandSpeak}
 	err := t.do(ctx, http.MethodPost, t.callURL(providerCallID, "speak"), body, nil)
 	if err != nil && !telnyxEnded(err) {
 		return fmt.Errorf("telnyx speak %s: %w", providerCallID, err)

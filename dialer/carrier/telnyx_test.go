@@ -300,7 +300,7 @@ func TestTelnyxAnswered(t *testing.T) {
 	}{
 		{name: "greeting is spoken", answer: Answer{AttemptID: 5, Greeting: "Hello <Ann> & co"}, status: 200, body: `{"data":{"result":"ok"}}`,
 			path: "/v2/calls/v3:c/actions/speak", ok: true, want: map[string]any{"payload": "Hello <Ann> & co", "payload_type": "text",
-				"voice": "female", "language": "en-US", "command_id": "outdial-greeting",
+				"service_level": "basic", "voice": "female", "language": "en-US", "command_id": "outdial-greeting",
 				"client_state": base64.StdEncoding.EncodeToString([]byte(`{"attempt_id":5}`))}},
 		{name: "long greeting is cut to 3000 characters", answer: Answer{AttemptID: 5, Greeting: long}, status: 200, body: `{}`,
 			path: "/v2/calls/v3:c/actions/speak", ok: true, want: map[string]any{"payload": long[:2*3000]}},

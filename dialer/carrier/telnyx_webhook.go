@@ -320,7 +320,7 @@ func (t *telnyx) verifyTelnyx(w Webhook) (replayKey string, err error) {
 // instead, for logs and tests:
 //
 //	{"stream_url":"wss://agent/?attempt_id=7&name=Ann"}   (asked at dial)
-//	{"speak":{"payload":"Hello","voice":"female","language":"en-US"},"hangup":true}
+//	{"speak":{"payload":"Hello","service_level":"basic","voice":"female","language":"en-US"},"hangup":true}
 //	{"hangup":true}                                        (empty greeting)
 //
 // The dialer does not use it for Telnyx.
@@ -340,10 +340,11 @@ func (t *telnyx) AnswerMarkup(a Answer) (string, []byte) {
 			Speak  any  `json:"speak"`
 			HangUp bool `json:"hangup"`
 		}{struct {
-			Payload  string `json:"payload"`
-			Voice    string `json:"voice"`
-			Language string `json:"language"`
-		}{truncateRunes(a.Greeting, telnyxMaxSpeak), telnyxVoice, telnyxLanguage}, true}
+			Payload      string `json:"payload"`
+			ServiceLevel string `json:"service_level"`
+			Voice        string `json:"voice"`
+			Language     string `json:"language"`
+		}{truncateRunes(a.Greeting, telnyxMaxSpeak), telnyxServiceLevel, telnyxVoice, telnyxLanguage}, true}
 	default:
 		v = struct {
 			HangUp bool `json:"hangup"`

@@ -277,7 +277,7 @@ func TestTelnyxAnswerMarkup(t *testing.T) {
 				`opt_out_url=https%3A%2F%2Fsvc.example%2Fapi%2Fv1%2Ftelephony%2Fopt-out%2F42%3Ft%3Dtok-_9Zx"}`,
 			optOutParams},
 		{"greeting", Answer{AttemptID: 7, Greeting: `Hi "Ann" <&>`},
-			`{"speak":{"payload":"Hi \"Ann\" <&>","voice":"female","language":"en-US"},"hangup":true}`, nil},
+			`{"speak":{"payload":"Hi \"Ann\" <&>","service_level":"basic","voice":"female","language":"en-US"},"hangup":true}`, nil},
 		{"empty greeting", Answer{AttemptID: 7}, `{"hangup":true}`, nil},
 	}
 	for _, tc := range tests {

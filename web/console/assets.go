@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Static files (static/*) are served at staticPrefix + a fingerprinted name,
@@ -22,7 +23,10 @@ import (
 // URL. A module's relative import of another static file ("./console.js")
 // is rewritten to that file's fingerprinted name before the importer's own
 // fingerprint is taken, so a change anywhere renames every module that
-// depends on it. Each file is gzip-compressed once, at start-up.
+// depends on it. Each file is gzip-compressed once, when it is first
+// served (compressing all of them at start-up took about 100 ms and 20 MB of
+// allocations of the best-compression level's tables, before the listener
+// opened; the first request of each file now pays a millisecond or two).
 
 // staticPrefix is where the static files are served.
 const staticPrefix = Prefix + "static/"
@@ -35,14 +39,29 @@ type asset struct {
 	url   string // staticPrefix + fingerprinted name
 	ctype string
 	body  []byte
-	gz    []byte // body gzip-compressed; nil when that is no smaller
+
+	gzOnce sync.Once
+	gz     []byte // body gzip-compressed; nil when that is no smaller
 }
 
-// assets maps fingerprinted names to their files, assetURLs original names
-// to their URLs.
-var assets, assetURLs = mustLoadAssets(staticFS)
+// compressed returns the body gzip-compressed at the best level, computed
+// on the first call, or nil when that is no smaller than the body.
+func (a *asset) compressed() []byte {
+	a.gzOnce.Do(func() {
+		if gz := gzipBytes(a.body, gzip.BestCompression); len(gz) < len(a.body) {
+			a.gz = gz
+		}
+	})
+	return a.gz
+}
 
-// mustLoadAssets fingerprints and compresses every file of static/. A
+// loadedAssets returns the map of fingerprinted names to their files and
+// the map of original names to their URLs, made on first use (the first
+// console page or static file after start-up, not before the service
+// listens).
+var loadedAssets = sync.OnceValues(func() (map[string]*asset, map[string]string) { return mustLoadAssets(staticFS) })
+
+// mustLoadAssets fingerprints every file of static/. A
 // module importing a file that does not exist, or modules importing each
 // other in a cycle, stop the binary at start-up (and every test).
 func mustLoadAssets(fsys fs.FS) (map[string]*asset, map[string]string) {
@@ -83,9 +102,6 @@ func mustLoadAssets(fsys fs.FS) (map[string]*asset, map[string]string) {
 			ext := path.Ext(n)
 			fp := strings.TrimSuffix(n, ext) + "." + hex.EncodeToString(sum[:4]) + ext
 			a := &asset{url: staticPrefix + fp, ctype: contentType(ext), body: body}
-			if gz := gzipBytes(body, gzip.BestCompression); len(gz) < len(body) {
-				a.gz = gz
-			}
 			byName[fp], urls[n] = a, a.url
 			progress = true
 		}
@@ -144,7 +160,8 @@ func contentType(ext string) string {
 // template function asset. An unknown name is an error, which fails the
 // page's rendering (and its tests).
 func assetURL(name string) (string, error) {
-	u, ok := assetURLs[name]
+	_, urls := loadedAssets()
+	u, ok := urls[name]
 	if !ok {
 		return "", fmt.Errorf("console: no static file %q", name)
 	}
@@ -154,6 +171,7 @@ func assetURL(name string) (string, error) {
 // serveAsset answers a fingerprinted static file, cached for a year,
 // compressed when the browser accepts gzip.
 func serveAsset(w http.ResponseWriter, r *http.Request) {
+	assets, _ := loadedAssets()
 	a, ok := assets[r.PathValue("file")]
 	if !ok {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -165,11 +183,11 @@ func serveAsset(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "public, max-age=31536000, immutable")
 	h.Set("Content-Type", a.ctype)
 	body := a.body
-	if a.gz != nil {
+	if gz := a.compressed(); gz != nil {
 		h.Add("Vary", "Accept-Encoding")
 		if acceptsGzip(r) {
 			h.Set("Content-Encoding", "gzip")
-			body = a.gz
+			body = gz
 		}
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))

@@ -75,3 +75,22 @@ func TestRewriteImports(t *testing.T) {
 		t.Fatalf("a stylesheet is not rewritten: %q", got)
 	}
 }
+
+// TestTemplatesParse: every page template parses with the layout, and every
+// static file fingerprints (the console parses and fingerprints them on
+// first use, not at start-up: a broken one fails here).
+func TestTemplatesParse(t *testing.T) {
+	tmpls := mustParseTemplates(templateFS)
+	if len(tmpls) < 10 {
+		t.Fatalf("%d page templates", len(tmpls))
+	}
+	assets, urls := mustLoadAssets(staticFS)
+	if len(assets) == 0 || len(assets) != len(urls) {
+		t.Fatalf("%d assets, %d urls", len(assets), len(urls))
+	}
+	for _, a := range assets {
+		if gz := a.compressed(); gz != nil && len(gz) >= len(a.body) {
+			t.Fatalf("%s: compressed %d bytes >= %d", a.url, len(gz), len(a.body))
+		}
+	}
+}

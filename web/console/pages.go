@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -81,9 +82,11 @@ type view struct {
 //go:embed templates/*.html
 var templateFS embed.FS
 
-// templates maps each page template's file name to the layout and that
-// page, parsed once at start-up.
-var templates = mustParseTemplates(templateFS)
+// templates returns the map of each page template's file name to the
+// layout and that page, parsed once, at the first page rendered (parsing
+// them all takes a few milliseconds, which the service's start-up no
+// longer waits for; TestTemplatesParse parses them in every test run).
+var templates = sync.OnceValue(func() map[string]*template.Template { return mustParseTemplates(templateFS) })
 
 // templateFuncs are the functions every template may call.
 var templateFuncs = template.FuncMap{
@@ -122,7 +125,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, s *session, nam
 // in full before anything is sent, so a template error is an error page,
 // not half a page.
 func (c *Console) renderStatus(w http.ResponseWriter, r *http.Request, s *session, status int, name, title, nav string, data any) error {
-	t, ok := templates[name]
+	t, ok := templates()[name]
 	if !ok {
 		return fmt.Errorf("console: no template %q", name)
 	}

@@ -66,7 +66,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.addChannel(w, r, id)
 	case OpDeleteBridge:
 		s.deleteBridge(w, id)
+	case OpAsteriskInfo:
+		s.asteriskInfo(w)
 	}
+}
+
+// asteriskInfo serves GET /ari/asterisk/info: Asterisk's AsteriskInfo
+// (build, system, config and status), the read-only request that tells
+// whether the ARI user's credentials are accepted.
+func (s *Server) asteriskInfo(w http.ResponseWriter) {
+	now := time.Now().UTC().Format("2006-01-02T15:04:05.000-0700")
+	writeJSON(w, http.StatusOK, map[string]any{
+		"build":  map[string]any{"os": "Linux", "kernel": "6.1.0", "machine": "x86_64", "user": "asterisk", "date": "2026-01-01 00:00:00 UTC"},
+		"system": map[string]any{"version": "20.0.0", "entity_id": "00:00:00:00:00:00"},
+		"config": map[string]any{"name": "arisim", "default_language": "en",
+			"setid": map[string]any{"user": "asterisk", "group": "asterisk"}},
+		"status": map[string]any{"startup_time": now, "last_reload_time": now},
+	})
 }
 
 // route maps a method and the path below /ari/ to an operation and the id
@@ -75,6 +91,8 @@ func route(method string, p []string) (op, id string) {
 	switch {
 	case method == http.MethodGet && len(p) == 1 && p[0] == "events":
 		return OpEvents, ""
+	case method == http.MethodGet && len(p) == 2 && p[0] == "asterisk" && p[1] == "info":
+		return OpAsteriskInfo, ""
 	case method == http.MethodPost && len(p) == 2 && p[0] == "channels" && p[1] == "externalMedia":
 		return OpExternalMedia, ""
 	case len(p) == 2 && p[0] == "channels" && p[1] != "":

@@ -9,6 +9,8 @@
 //     that channel is destroyed, as Asterisk 22 does (providers.md §1g);
 //   - GET and DELETE /ari/channels/{channelId} look a channel up and hang it
 //     up (404 for a channel that is gone);
+//   - GET /ari/asterisk/info answers the AsteriskInfo (a read-only
+//     credential check);
 //   - POST /ari/channels/externalMedia creates a media channel (recorded);
 //     POST /ari/bridges, POST /ari/bridges/{id}/addChannel and
 //     DELETE /ari/bridges/{id} manage bridges (recorded);
@@ -135,6 +137,7 @@ const (
 	OpAddChannel    = "add_channel"
 	OpDeleteBridge  = "delete_bridge"
 	OpEvents        = "events"
+	OpAsteriskInfo  = "asterisk_info"
 )
 
 // Request is an API request, as a fault function sees it.

@@ -36,11 +36,28 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case len(parts) == 5 && parts[0] == "customers" && parts[1] == "self" && parts[2] == "domains" &&
 		parts[4] == "applications" && r.Method == http.MethodPost:
 		s.createApp(w, r, parts[3])
+	case len(parts) == 4 && parts[0] == "customers" && parts[1] == "self" && parts[2] == "domains" && r.Method == http.MethodGet:
+		s.getDomain(w, r, parts[3])
 	case len(parts) == 3 && parts[0] == "domains" && parts[2] == "applications" && r.Method == http.MethodPost:
 		s.createApp(w, r, parts[1])
 	default:
 		writeError(w, http.StatusNotFound, "Not found: "+r.URL.Path)
 	}
+}
+
+// getDomain is GET /customers/self/domains/{domain}: the domain resource
+// (id, domain, active), read-only; a refused token is 401, a domain of
+// another name 404.
+func (s *Server) getDomain(w http.ResponseWriter, r *http.Request, domain string) {
+	if f := s.admit(r, domain, Request{Op: OpDomain}); f != nil {
+		s.answerFault(w, f)
+		return
+	}
+	if !s.knownDomain(domain) {
+		writeError(w, http.StatusNotFound, "Domain not found")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": s.domainID, "domain": s.domain, "active": true})
 }
 
 // knownDomain reports whether a URL's domain segment names the domain: its

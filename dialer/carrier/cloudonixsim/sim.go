@@ -10,7 +10,9 @@
 //   - DELETE /calls/{domain}/sessions/{token} ends it (a ringing call is
 //     canceled, an answered one completed; an ended one is 404);
 //   - POST /customers/self/domains/{domain}/applications (and its alias
-//     /domains/{domain}/applications) creates a voice application.
+//     /domains/{domain}/applications) creates a voice application;
+//   - GET /customers/self/domains/{domain} answers the domain (a read-only
+//     credential check; 404 for another domain).
 //
 // Every placed call then plays a Script chosen by the test (outcome, ring
 // delay, talk time, final status): when answered the simulator requests the
@@ -133,6 +135,7 @@ const (
 	OpGet       = "get"
 	OpDelete    = "delete"
 	OpCreateApp = "create_application"
+	OpDomain    = "domain" // GET of the domain resource
 )
 
 // Fault is an error answer the simulator gives instead of serving a

@@ -31,6 +31,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.Trim(rest, "/"), "/")
 	account := parts[0]
 	switch {
+	case len(parts) == 1 && r.Method == http.MethodGet:
+		s.account(w, r, account)
 	case len(parts) == 2 && parts[1] == "Call" && r.Method == http.MethodPost:
 		s.create(w, r, account)
 	case len(parts) == 3 && parts[1] == "Call" && r.Method == http.MethodGet:
@@ -46,6 +48,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeError(w, http.StatusNotFound, "resource not found")
 	}
+}
+
+// account is GET {prefix}/Account/{auth_id}/: the account's details
+// (Plivo's "Retrieve account details"; Vobiz keeps Plivo's shape),
+// read-only; refused credentials are a 401.
+func (s *Server) account(w http.ResponseWriter, r *http.Request, account string) {
+	if f := s.admit(r, account, Request{Op: OpAccount}); f != nil {
+		s.answerFault(w, f)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"account_type": "standard", "auth_id": s.authID, "billing_mode": "prepaid", "cash_credits": "100.00000",
+		"name": "plivosim account", "resource_uri": s.prefix + "/Account/" + s.authID + "/", "timezone": "UTC",
+		"api_id": "00000000-0000-0000-0000-000000000000",
+	})
 }
 
 // admit counts the request and applies, in order, the 401 mode, the

@@ -13,6 +13,8 @@
 //
 // Endpoints (JSON bodies, answers and errors {"api_id", "error"}):
 //
+//   - GET .../Account/{auth_id}/ answers the account's details (a read-only
+//     credential check);
 //   - POST .../Call/ makes a call: from, to (digits, no "+"), answer_url,
 //     optional ring_url, hangup_url, machine_detection ("true" or "hangup")
 //     with machine_detection_url, ring_timeout, time_limit and their
@@ -171,6 +173,7 @@ const (
 	OpHangUp    = "hangup"
 	OpCancel    = "cancel"
 	OpCreateApp = "create_app"
+	OpAccount   = "account" // GET of the account's details
 )
 
 // Fault is an error answer the simulator gives instead of serving a

@@ -41,6 +41,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case path == "/v2/calls" && r.Method == http.MethodPost:
 		s.dial(w, r)
+	case path == "/v2/balance" && r.Method == http.MethodGet:
+		s.balance(w, r)
 	case path == "/v2/call_control_applications" && r.Method == http.MethodPost:
 		s.createApplication(w, r)
 	case strings.HasPrefix(path, "/v2/calls/"):
@@ -58,6 +60,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeError(w, http.StatusNotFound, codeNotFound, "Resource not found", "The requested resource or URL could not be found.", "")
 	}
+}
+
+// balance is GET /v2/balance: the account's balance ({"data":{balance,
+// credit_limit, available_credit, currency, record_type:"balance"}}), the
+// read-only request that tells whether the API key is accepted.
+func (s *Server) balance(w http.ResponseWriter, r *http.Request) {
+	if f := s.admit(r, Request{Op: OpBalance}); f != nil {
+		s.answerFault(w, f)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{
+		"balance": "100.00", "credit_limit": "0.00", "available_credit": "100.00", "pending": "0.00",
+		"currency": "USD", "record_type": "balance",
+	}})
 }
 
 // admit counts the request and applies, in order, the 401 mode, the Bearer
@@ -235,9 +251,8 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request, id, action stri
 		return
 	}
 	var args struct {
+		speakArgs
 		Payload     string `json:"payload"`
-		PayloadType string `json:"payload_type"`
-		Voice       string `json:"voice"`
 		StreamURL   string `json:"stream_url"`
 		ClientState string `json:"client_state"`
 		CommandID   string `json:"command_id"`
@@ -260,10 +275,8 @@ func (s *Server) command(w http.ResponseWriter, r *http.Request, id, action stri
 		code, title, detail, pointer = codeInvalid, "Invalid value", "client_state must be a valid Base-64 encoded string.", "/client_state"
 	case action == OpSpeak && (args.Payload == "" || utf8.RuneCountInString(args.Payload) > 3000):
 		code, title, detail, pointer = codeInvalid, "Invalid value", "payload is required (at most 3,000 characters).", "/payload"
-	case action == OpSpeak && args.Voice == "":
-		code, title, detail, pointer = codeInvalid, "Invalid value", "voice is required.", "/voice"
-	case action == OpSpeak && args.PayloadType != "" && args.PayloadType != "text" && args.PayloadType != "ssml":
-		code, title, detail, pointer = codeInvalid, "Invalid value", "payload_type must be text or ssml.", "/payload_type"
+	case action == OpSpeak && speakInvalid(args.speakArgs, &detail, &pointer):
+		code, title = codeInvalid, "Invalid value"
 	case action == OpStreamingStart && !absolute(args.StreamURL, "ws", "wss"):
 		code, title, detail, pointer = codeInvalid, "Invalid value", "stream_url must be an absolute ws(s) URL.", "/stream_url"
 	case action != OpHangUp && c.state != "answered":

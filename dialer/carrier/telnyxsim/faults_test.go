@@ -123,10 +123,10 @@ func TestCommandsOnRingingCall(t *testing.T) {
 	rc := newReceiver(t, s.PublicKey())
 	id := dial(t, s, dialBody(rc, "+14155550123", map[string]any{"timeout_secs": 600}))
 	if status, out := api(t, s, http.MethodPost, "/v2/calls/"+id+"/actions/speak", s.APIKey(),
-		map[string]any{"payload": "Hi", "voice": "female"}); status != http.StatusUnprocessableEntity || errCode(out) != "90015" {
+		map[string]any{"payload": "Hi", "voice": "female", "service_level": "basic"}); status != http.StatusUnprocessableEntity || errCode(out) != "90015" {
 		t.Fatalf("speak before answer = %d %v", status, out)
 	}
-	if status, _ := api(t, s, http.MethodPost, "/v2/calls/"+id+"/actions/speak", s.APIKey(), map[string]any{"voice": "female"}); status != http.StatusUnprocessableEntity {
+	if status, _ := api(t, s, http.MethodPost, "/v2/calls/"+id+"/actions/speak", s.APIKey(), map[string]any{"voice": "female", "service_level": "basic"}); status != http.StatusUnprocessableEntity {
 		t.Fatalf("speak without payload = %d", status)
 	}
 	if status, _ := api(t, s, http.MethodPost, "/v2/calls/"+id+"/actions/hangup", s.APIKey(), map[string]any{}); status != http.StatusOK {

@@ -131,6 +131,7 @@ const (
 	OpSpeak             = "speak"
 	OpStreamingStart    = "streaming_start"
 	OpCreateApplication = "create_application"
+	OpBalance           = "balance" // GET /v2/balance
 )
 
 // Fault is an error answer the simulator gives instead of serving a request,

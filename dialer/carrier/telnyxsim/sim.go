@@ -13,6 +13,8 @@
 //     command repeating a command_id the call already got is ignored.
 //   - POST /v2/call_control_applications creates a Call Control
 //     application (its id is a connection_id the dial accepts).
+//   - GET /v2/balance answers the account's balance (a read-only
+//     credential check).
 //
 // Every dialled call then plays a Script chosen by the test (outcome, ring
 // delay, talk time, machine-detection result): Telnyx has no answer URL, so

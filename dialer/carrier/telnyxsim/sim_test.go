@@ -23,7 +23,7 @@ func TestGreetingCallFlow(t *testing.T) {
 		t.Fatalf("call.answered payload = %v", ans.Payload)
 	}
 	status, out := api(t, s, http.MethodPost, "/v2/calls/"+id+"/actions/speak", s.APIKey(),
-		map[string]any{"payload": "Hello Ann", "voice": "female", "language": "en-US", "payload_type": "text", "command_id": "outdial-greeting"})
+		map[string]any{"payload": "Hello Ann", "voice": "female", "service_level": "basic", "language": "en-US", "payload_type": "text", "command_id": "outdial-greeting"})
 	if status != http.StatusOK {
 		t.Fatalf("speak = %d %v", status, out)
 	}
@@ -378,7 +378,7 @@ func TestCommandIDOfCommandsDedupe(t *testing.T) {
 	rc := newReceiver(t, s.PublicKey())
 	id := dial(t, s, dialBody(rc, "+14155550123", nil))
 	rc.waitFor(t, id, "call.answered")
-	speak := map[string]any{"payload": "Hi", "voice": "female", "command_id": "outdial-greeting"}
+	speak := map[string]any{"payload": "Hi", "voice": "female", "service_level": "basic", "command_id": "outdial-greeting"}
 	for i := 0; i < 2; i++ {
 		if status, out := api(t, s, http.MethodPost, "/v2/calls/"+id+"/actions/speak", s.APIKey(), speak); status != http.StatusOK {
 			t.Fatalf("speak %d = %d %v", i, status, out)

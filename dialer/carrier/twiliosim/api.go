@@ -29,6 +29,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	account, resource, _ := strings.Cut(rest, "/")
 	switch {
+	case resource == "" && strings.HasSuffix(account, ".json") && r.Method == http.MethodGet:
+		s.account(w, r, strings.TrimSuffix(account, ".json"))
 	case resource == "Calls.json" && r.Method == http.MethodPost:
 		s.create(w, r, account)
 	case strings.HasPrefix(resource, "Calls/") && strings.HasSuffix(resource, ".json") && !strings.Contains(resource[len("Calls/"):], "/"):
@@ -175,6 +177,22 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request, account, sid stri
 	}
 	s.counters.Update(func(st *Stats) { st.Fetches++ })
 	writeJSON(w, http.StatusOK, c.resource())
+}
+
+// account is GET /2010-04-01/Accounts/{AccountSid}.json: the Account
+// resource (sid, friendly_name, status active, type Full), read-only; a
+// refused Basic auth is Twilio's 401 with error 20003.
+func (s *Server) account(w http.ResponseWriter, r *http.Request, account string) {
+	if f := s.admit(r, account, Request{Op: OpAccount}); f != nil {
+		s.answerFault(w, f)
+		return
+	}
+	created := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC).Format(twilioTime)
+	writeJSON(w, http.StatusOK, map[string]any{
+		"sid": s.accountSID, "owner_account_sid": s.accountSID, "friendly_name": "twiliosim account",
+		"status": "active", "type": "Full", "date_created": created, "date_updated": created,
+		"uri": apiPrefix + s.accountSID + ".json",
+	})
 }
 
 // updateCall is POST .../Calls/{sid}.json with Status=completed (hang up,

@@ -7,7 +7,9 @@
 //     resource, Twilio's JSON errors otherwise);
 //   - GET /2010-04-01/Accounts/{AccountSid}/Calls/{CallSid}.json fetches it;
 //   - POST to the same URL with Status=completed or Status=canceled hangs it
-//     up or cancels it.
+//     up or cancels it;
+//   - GET /2010-04-01/Accounts/{AccountSid}.json answers the Account
+//     resource (a read-only credential check).
 //
 // Every created call then plays a Script chosen by the test (outcome, ring
 // delay, talk time): when answered the simulator requests the call's Url
@@ -133,7 +135,7 @@ type CallInfo struct {
 
 // Request is an API request, as a fault function sees it.
 type Request struct {
-	// Op is OpCreate, OpFetch or OpUpdate.
+	// Op is OpCreate, OpFetch, OpUpdate or OpAccount.
 	Op string
 	// CallSID is the call of a fetch or update ("" for a create).
 	CallSID string
@@ -143,9 +145,11 @@ type Request struct {
 
 // Operations of a Request.
 const (
-	OpCreate = "create"
-	OpFetch  = "fetch"
-	OpUpdate = "update"
+	OpCreate  = "create"
+	OpFetch   = "fetch"
+	OpUpdate  = "update"
+	OpAccount = "account" // GET of the Account resource
+
 )
 
 // Fault is an error answer the simulator gives instead of serving a request:

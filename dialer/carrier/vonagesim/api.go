@@ -27,11 +27,14 @@ var e164Digits = regexp.MustCompile(`^\d{7,15}$`)
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch rest, ok := strings.CutPrefix(r.URL.Path, callsPath); {
 	case ok && (rest == "" || rest == "/"):
-		if r.Method != http.MethodPost {
+		switch r.Method {
+		case http.MethodPost:
+			s.create(w, r)
+		case http.MethodGet:
+			s.list(w, r)
+		default:
 			writeProblem(w, http.StatusMethodNotAllowed, "method-not-allowed", "Method Not Allowed", "", nil)
-			return
 		}
-		s.create(w, r)
 	case ok && strings.HasPrefix(rest, "/") && !strings.Contains(rest[1:], "/"):
 		uuid := rest[1:]
 		switch r.Method {
@@ -45,6 +48,40 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeProblem(w, http.StatusNotFound, "not-found", "Not Found", "The requested resource does not exist", nil)
 	}
+}
+
+// list is GET /v1/calls: the application's calls as a HAL page
+// ({"count","page_size","record_index","_links","_embedded":{"calls":[...]}}),
+// newest first, page_size 1..100 (default 10); the read-only request that
+// tells whether the application's JWT is accepted.
+func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+	if f := s.admit(r, Request{Op: OpList}); f != nil {
+		s.answerFault(w, f)
+		return
+	}
+	size := 10
+	if v := r.URL.Query().Get("page_size"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			writeProblem(w, http.StatusBadRequest, "validation", "Bad Request", "page_size must be 1..100", nil)
+			return
+		}
+		size = n
+	}
+	// A call's lock is never taken under the server's: copy, then read.
+	s.mu.Lock()
+	all := append([]*call(nil), s.calls...)
+	s.mu.Unlock()
+	calls := make([]any, 0, size)
+	for i := len(all) - 1; i >= 0 && len(calls) < size; i-- {
+		calls = append(calls, all[i].resource())
+	}
+	count := len(all)
+	writeJSON(w, http.StatusOK, map[string]any{
+		"count": count, "page_size": size, "record_index": 0,
+		"_links":    map[string]any{"self": map[string]any{"href": callsPath + "?page_size=" + strconv.Itoa(size)}},
+		"_embedded": map[string]any{"calls": calls},
+	})
 }
 
 // admit counts the request and applies, in order, the 401 mode, the JWT

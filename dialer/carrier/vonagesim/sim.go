@@ -7,7 +7,8 @@
 //     checked; JSON body validated; 201 with uuid, status "started",
 //     direction and conversation_uuid; RFC 7807 problem documents
 //     otherwise);
-//   - GET /v1/calls/{uuid} fetches it;
+//   - GET /v1/calls/{uuid} fetches it; GET /v1/calls?page_size=N lists the
+//     newest calls (a read-only credential check);
 //   - PUT /v1/calls/{uuid} {"action":"hangup"} hangs it up or cancels it
 //     (204; 404 once the call is over).
 //
@@ -172,6 +173,7 @@ const (
 	OpCreate = "create"
 	OpFetch  = "fetch"
 	OpUpdate = "update"
+	OpList   = "list" // GET /v1/calls
 )
 
 // Fault is an error answer the simulator gives instead of serving a
