@@ -48,9 +48,9 @@ func errorStatus(code string) int {
 }
 
 // StatusClientClosedRequest is the status of a request whose client went
-// away before it was answered (nginx's 499 "client closed request"): what
-// the request log and the metrics record for it. Nothing is sent: no one
-// reads it.
+// away before it was answered (nginx's 499 "client closed request"), as the
+// request log records it (a provider webhook counts as canceled in
+// outdial_webhooks_total). No body is sent: no one reads it.
 const StatusClientClosedRequest = 499
 
 // clientClosed reports whether r's client went away: net/http cancels a
