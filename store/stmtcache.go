@@ -19,9 +19,10 @@ import (
 // connection of the pool lazily, and a transaction rebinds it with
 // Tx.StmtContext.
 type stmtCache struct {
-	pool  *sql.DB
-	mu    sync.Mutex // serialises preparing; reads go through stmts
-	stmts sync.Map   // query text -> *sql.Stmt
+	pool    *sql.DB
+	mu      sync.Mutex // serialises preparing; reads go through stmts
+	stmts   sync.Map   // query text -> *sql.Stmt
+	pending sync.Map   // query text -> struct{}: being prepared in the background
 }
 
 func newStmtCache(pool *sql.DB) *stmtCache { return &stmtCache{pool: pool} }
@@ -45,6 +46,21 @@ func (c *stmtCache) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	}
 	c.stmts.Store(query, s)
 	return s, nil
+}
+
+// prepareLater prepares query on the pool in the background, once: a
+// query not prepared yet runs unprepared with its caller's context, which
+// can then give up waiting for a connection (the writer's, held by a long
+// transaction) when its client goes away, and the next run finds it
+// prepared.
+func (c *stmtCache) prepareLater(query string) {
+	if _, busy := c.pending.LoadOrStore(query, struct{}{}); busy {
+		return
+	}
+	go func() {
+		defer c.pending.Delete(query)
+		c.stmt(context.Background(), query) //nolint:errcheck // the query ran unprepared; a failure shows there
+	}()
 }
 
 // close closes every statement prepared.
@@ -80,12 +96,21 @@ func (c *stmtCache) txQueries(tx *sql.Tx) (*sqlcdb.Queries, func(context.Context
 // cachedDB is the pool as sqlcdb.DBTX, through cached statements.
 type cachedDB struct{ c *stmtCache }
 
-func (d cachedDB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	s, err := d.c.stmt(ctx, query)
-	if err != nil {
-		return nil, err
+// cached returns query's statement when it is prepared already; otherwise
+// nil, and it is prepared in the background for the next run.
+func (d cachedDB) cached(query string) *sql.Stmt {
+	if s, ok := d.c.stmts.Load(query); ok {
+		return s.(*sql.Stmt)
 	}
-	return s.ExecContext(ctx, args...)
+	d.c.prepareLater(query)
+	return nil
+}
+
+func (d cachedDB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if s := d.cached(query); s != nil {
+		return s.ExecContext(ctx, args...)
+	}
+	return d.c.pool.ExecContext(ctx, query, args...)
 }
 
 func (d cachedDB) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
@@ -93,21 +118,17 @@ func (d cachedDB) PrepareContext(ctx context.Context, query string) (*sql.Stmt, 
 }
 
 func (d cachedDB) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	s, err := d.c.stmt(ctx, query)
-	if err != nil {
-		return nil, err
+	if s := d.cached(query); s != nil {
+		return s.QueryContext(ctx, args...)
 	}
-	return s.QueryContext(ctx, args...)
+	return d.c.pool.QueryContext(ctx, query, args...)
 }
 
 func (d cachedDB) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	s, err := d.c.stmt(ctx, query)
-	if err != nil {
-		// A *sql.Row cannot be made with an error: the unprepared query
-		// fails the same way when scanned.
-		return d.c.pool.QueryRowContext(ctx, query, args...)
+	if s := d.cached(query); s != nil {
+		return s.QueryRowContext(ctx, args...)
 	}
-	return s.QueryRowContext(ctx, args...)
+	return d.c.pool.QueryRowContext(ctx, query, args...)
 }
 
 // cachedTx is a transaction as sqlcdb.DBTX, through the cached statements
