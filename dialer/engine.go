@@ -72,13 +72,6 @@ type Engine struct {
 	agg      aggregator
 	guard    guardRails // compliance policies and suppression gates (guard.go)
 	watch    watcher    // the live streams' watcher (watch.go)
-
-	// countMu orders the first count of a campaign's active attempts
-	// (write) against status applications (read, from before the status is
-	// stored until the campaign's counter is settled): a status is either
-	// in the database before the count or settles the counter after it,
-	// never both or neither. Lock order: countMu, then mu.
-	countMu sync.RWMutex
 }
 
 // New returns an engine that is not running yet.

@@ -14,8 +14,9 @@ import (
 // Placing a call: an attempt's path from its claim (runner.step, which took
 // its slot) to the provider's answer to the place request. Each way out
 // either records the call in flight (MarkPlaced; its status then arrives
-// through apply.go), puts the attempt back in the queue (requeue: its slot
-// is released), or ends it through apply (initiationFailed).
+// through apply.go), puts the attempt back in the queue (requeue.go: its
+// slot is freed once the store put it back), or ends it through apply
+// (initiationFailed).
 
 // dispatch places one claimed attempt. The attempt is already durably
 // claimed (dialing), so a crash from here on never places it twice.
@@ -249,39 +250,11 @@ func (r *runner) place(ctx context.Context, car carrier.Carrier, call carrier.Ca
 	return placed, true, err
 }
 
-// requeue returns a claimed attempt to the queue, due at due, and frees its
-// slot (unless a final status ended the attempt meanwhile, which freed it).
-func (e *Engine) requeue(ctx context.Context, r *runner, a *store.Attempt, due time.Time) {
-	e.requeueWith(ctx, r, a, due, nil)
-}
-
-// requeueWith is requeue storing the evidence of a guard rail's hold.
-func (e *Engine) requeueWith(ctx context.Context, r *runner, a *store.Attempt, due time.Time, evidence []byte) {
-	e.live.remove(a.ID)
-	requeued, err := e.db.RequeueAttempt(ctx, a.ID, due, evidence)
-	if err != nil {
-		e.log.Error("dialer: requeue", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
-	}
-	if requeued || err != nil {
-		r.cs.release()
-	}
-	// The slot freed belongs to the campaign, whose runner may no longer
-	// be r (a pause and a resume while the request was under way): the
-	// current one is woken, else it could sleep on a full count forever.
-	e.mu.Lock()
-	cur := e.runners[a.CampaignID]
-	e.mu.Unlock()
-	if cur != nil && cur != r {
-		cur.poke(false)
-	}
-	r.poke(false)
-}
-
 // initiationFailed ends an attempt the provider did not take as failed and
 // logs call_initiation_failed (aggregated per minute).
 func (e *Engine) initiationFailed(ctx context.Context, r *runner, a *store.Attempt, reason string, evidence []byte) {
 	// Logged first: finishing the last attempt completes the campaign, and
 	// its log must be whole by then.
 	e.aggregateLog(ctx, a.CampaignID, store.LogError, "call_initiation_failed", "calls could not be placed", map[string]any{"last_error": reason})
-	e.finishWith(ctx, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeFailed, Raw: "initiation_failed"}, reason, fromService, evidence)
+	e.finishWith(ctx, a.CampaignID, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeFailed, Raw: "initiation_failed"}, reason, fromService, evidence)
 }
