@@ -15,8 +15,8 @@ import (
 // deadline or at start, a request the provider refused) ends in apply,
 // which stores it (ApplyStatus: the outcome, the contact's retry or final
 // outcome, the campaign's counters and completion, in one transaction) and
-// then does what follows in memory: releases the slot (slots.go), feeds the
-// circuit breaker, wakes the runner.
+// then does what follows in memory: feeds the circuit breaker, frees the
+// slot on the store's word (slots.go), wakes the runner.
 
 // statusSource says who decided a status: the provider (a webhook, an
 // event, a status query: the call was placed) or the service itself (the
@@ -44,52 +44,69 @@ func (e *Engine) retryPolicy(rc store.RetryConfig, attempt int64, outcome string
 	return false, time.Time{}
 }
 
-// finish applies a status to an attempt and does what follows in memory:
-// frees the slot, feeds the circuit breaker, wakes the runner.
-func (e *Engine) finish(ctx context.Context, attemptID int64, st carrier.Status, errText string, from statusSource) {
-	e.finishWith(ctx, attemptID, st, errText, from, nil)
+// finish applies a status to attempt attemptID of campaign campaignID and
+// does what follows in memory: frees the slot, feeds the circuit breaker,
+// wakes the runner.
+func (e *Engine) finish(ctx context.Context, campaignID, attemptID int64, st carrier.Status, errText string, from statusSource) {
+	e.finishWith(ctx, campaignID, attemptID, st, errText, from, nil)
 }
 
 // finishWith is finish storing the guard rails' evidence with the status.
-func (e *Engine) finishWith(ctx context.Context, attemptID int64, st carrier.Status, errText string, from statusSource, evidence []byte) {
-	if _, err := e.apply(ctx, attemptID, st, errText, from, evidence); err != nil {
+func (e *Engine) finishWith(ctx context.Context, campaignID, attemptID int64, st carrier.Status, errText string, from statusSource, evidence []byte) {
+	if _, err := e.apply(ctx, campaignID, attemptID, st, errText, from, evidence); err != nil {
 		e.log.Error("dialer: apply status", slog.Int64("attempt_id", attemptID), slog.String("error", err.Error()))
 	}
 }
 
-func (e *Engine) apply(ctx context.Context, attemptID int64, st carrier.Status, errText string, from statusSource, evidence []byte) (store.Applied, error) {
-	return e.applyAt(ctx, e.now(), attemptID, st, errText, from, evidence)
+// apply stores status st of attempt attemptID, which belongs to campaign
+// campaignID, as arrived now (applyAt).
+func (e *Engine) apply(ctx context.Context, campaignID, attemptID int64, st carrier.Status, errText string, from statusSource, evidence []byte) (store.Applied, error) {
+	return e.applyAt(ctx, e.now(), campaignID, attemptID, st, errText, from, evidence)
 }
 
-// applyAt is apply of a status that arrived at now. A provider's final
-// status that cannot be stored (a database failure, not a domain error) is
-// held and stored as soon as writes work again (unstored.go); a stored one
-// tells the engine that writes work.
-func (e *Engine) applyAt(ctx context.Context, now time.Time, attemptID int64, st carrier.Status, errText string, from statusSource, evidence []byte) (store.Applied, error) {
-	// Held until the campaign's slot is released (slots.go).
-	settled := e.settling()
-	res, err := e.db.ApplyStatus(ctx, attemptID, store.StatusUpdate{
+// applyAt is apply of a status that arrived at now. A final status goes
+// through Engine.leave, so the attempt's slot is freed only when this very
+// write ended the attempt; the circuit breaker decides before the slot is
+// freed, and its write (a pause) is made with no lock held. A provider's
+// final status that cannot be stored (a database failure, not a domain
+// error) is held and stored as soon as writes work again (unstored.go); a
+// stored one tells the engine that writes work.
+func (e *Engine) applyAt(ctx context.Context, now time.Time, campaignID, attemptID int64, st carrier.Status, errText string, from statusSource, evidence []byte) (store.Applied, error) {
+	u := store.StatusUpdate{
 		At: now, Raw: st.Raw, ProviderCallID: st.ProviderCallID, RequestID: st.RequestID, Answered: st.Answered, AnsweredBy: st.AnsweredBy,
 		Sequence: st.Sequence, Final: st.Final, Outcome: st.Outcome, DurationSeconds: st.DurationSeconds, Error: errText,
 		FromProvider: from == fromProvider, Machine: carrier.IsMachine,
 		ReplayKeys: st.ReplayKeys, ReplayUntil: now.Add(carrier.ReplayTTL), Evidence: evidence,
-	}, e.retryPolicy)
-	if err == nil && !res.Ignored && !res.Final {
-		e.live.progressed(attemptID, st.Sequence, st)
 	}
-	if err != nil && st.Final && from == fromProvider && store.ErrorCode(err) == "" {
-		e.holdStatus(attemptID, st, now, err)
+	if !st.Final {
+		// Progress never moves an attempt out of dialing or in flight:
+		// no slot, no ordering against the count.
+		res, err := e.db.ApplyStatus(ctx, attemptID, u, e.retryPolicy)
+		if err == nil && !res.Ignored && !res.Final {
+			e.live.progressed(attemptID, st.Sequence, st)
+		}
+		if err == nil {
+			e.writesWork()
+		}
+		return res, err
+	}
+	var res store.Applied
+	freed, err := e.leave(campaignID, func() (bool, error) {
+		var err error
+		res, err = e.db.ApplyStatus(ctx, attemptID, u, e.retryPolicy)
+		return res.Final && !res.Ignored, err
+	})
+	if err != nil && from == fromProvider && store.ErrorCode(err) == "" {
+		e.holdStatus(campaignID, attemptID, st, now, err)
 	}
 	if err == nil {
 		e.writesWork()
 	}
 	if err != nil || res.Ignored || !res.Final {
-		settled()
 		return res, err
 	}
 	e.live.remove(attemptID)
 	e.mu.Lock()
-	cs := e.camps[res.CampaignID]
 	r := e.runners[res.CampaignID]
 	e.mu.Unlock()
 	tripped := false
@@ -102,10 +119,7 @@ func (e *Engine) applyAt(ctx context.Context, now time.Time, attemptID int64, st
 		// the campaign before another call can take the slot.
 		tripped = e.checkBreaker(ctx, r, res.Outcome == carrier.OutcomeFailed, now)
 	}
-	if cs != nil {
-		cs.release()
-	}
-	settled()
+	freed.free()
 	if tripped {
 		e.wakeIfRunning(res.CampaignID)
 	}

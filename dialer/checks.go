@@ -151,7 +151,7 @@ func (r *runner) window() *window {
 func (e *Engine) suppress(ctx context.Context, a *store.Attempt, ck checked) {
 	e.aggregateLog(ctx, a.CampaignID, store.LogInfo, "contacts_suppressed",
 		"contacts on the suppression list were not called", map[string]any{"last_suppression_id": ck.hit.ID, "last_source": ck.hit.Source})
-	e.finishWith(ctx, a.ID, carrier.Status{Final: true, Outcome: store.OutcomeSuppressed, Raw: "suppressed"},
+	e.finishWith(ctx, a.CampaignID, a.ID, carrier.Status{Final: true, Outcome: store.OutcomeSuppressed, Raw: "suppressed"},
 		"the number is on the suppression list", fromService, ck.ev.json())
 }
 

@@ -98,9 +98,7 @@ func (e *Engine) Diagnose(ctx context.Context, org, id int64) (*Diagnosis, error
 	}
 	now := e.now()
 	d := &Diagnosis{CampaignID: c.ID, State: c.State, MaxConcurrency: c.MaxConcurrency}
-	e.mu.Lock()
-	cs := e.camps[c.ID]
-	e.mu.Unlock()
+	cs := e.countedCampaign(c.ID)
 	if cs == nil {
 		// Not dialled by this process yet: its calls in flight are in the
 		// database (a finished campaign's state is not kept in memory).
@@ -111,7 +109,7 @@ func (e *Engine) Diagnose(ctx context.Context, org, id int64) (*Diagnosis, error
 		cs = &campaignState{}
 		cs.active.Store(int64(n))
 	}
-	d.InFlight = max(cs.inUse(), 0)
+	d.InFlight = cs.inUse()
 	rs := reasons{}
 	final := c.TotalRows > 0 && c.ProcessedRows >= c.TotalRows
 	if final {

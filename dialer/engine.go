@@ -1,11 +1,3 @@
-// Package dialer is the in-process campaign engine. Each running campaign has
-// one runner goroutine that claims due call attempts from the call-attempts
-// table (the durable queue) and hands them to its carrier, never above the
-// campaign's max_concurrency and paced by a token bucket; status webhooks and
-// provider queries end attempts, which queues retries, trips the circuit
-// breaker and completes campaigns. An attempt is written (claimed) before its
-// provider request, so after a crash no attempt is placed twice: Start
-// reconciles what was left in flight.
 package dialer
 
 import (
@@ -57,29 +49,26 @@ type Engine struct {
 	now func() time.Time
 	met *metrics.Metrics // nil: no metrics
 
+	// mu guards the fields up to stopped and campaignState.users: maps
+	// and flags only, never held across a store call, a provider request
+	// or another lock of the engine but runner.cmu (doc.go).
 	mu       sync.Mutex
 	ctx      context.Context
 	runners  map[int64]*runner
 	limiters map[int64]*providerLimiter
 	carriers map[int64]cachedCarrier
-	camps    map[int64]*campaignState
+	camps    map[int64]*campaignState // slots.go
 	infos    map[int64]*campaignInfo
-	live     liveAttempts          // see liveAttempts
 	watches  map[int64]*time.Timer // deadline wake-ups of campaigns without a runner
-	wg       sync.WaitGroup
-	events   sync.WaitGroup // event streams of EventSource carriers
 	stopped  bool
+
+	live     liveAttempts   // see liveAttempts
+	wg       sync.WaitGroup // runners, dispatches and other goroutines of the engine
+	events   sync.WaitGroup // event streams of EventSource carriers
 	agg      aggregator
 	guard    guardRails   // compliance policies and suppression gates (guard.go)
 	watch    watcher      // the live streams' watcher (watch.go)
 	unstored heldStatuses // final statuses not stored yet (unstored.go)
-
-	// countMu orders the first count of a campaign's active attempts
-	// (write) against status applications (read, from before the status is
-	// stored until the campaign's counter is settled): a status is either
-	// in the database before the count or settles the counter after it,
-	// never both or neither. Lock order: countMu, then mu.
-	countMu sync.RWMutex
 }
 
 // New returns an engine that is not running yet.

@@ -46,11 +46,12 @@ func (s eventSink) target(ctx context.Context, attemptID int64) (*store.Attempt,
 
 // Status applies st to attempt attemptID.
 func (s eventSink) Status(ctx context.Context, attemptID int64, st carrier.Status) {
-	if _, _, ok := s.target(ctx, attemptID); !ok {
+	a, _, ok := s.target(ctx, attemptID)
+	if !ok {
 		s.e.log.Debug("dialer: event for an unknown attempt", slog.Int64("attempt_id", attemptID), slog.Int64("telephony_configuration_id", s.configID))
 		return
 	}
-	s.e.finish(ctx, attemptID, st, "", fromProvider)
+	s.e.finish(ctx, a.CampaignID, attemptID, st, "", fromProvider)
 }
 
 // InFlight returns the attempts in flight through the sink's configuration.

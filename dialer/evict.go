@@ -26,15 +26,22 @@ func (e *Engine) forgetCampaignLocked(id int64) {
 	delete(e.infos, id)
 }
 
-// pruneAggregatedLocked drops aggregated log entries whose minute is over
-// once there are more than maxAggregated. e.agg.mu is held.
-func (e *Engine) pruneAggregatedLocked(now time.Time) {
-	if len(e.agg.entries) < maxAggregated {
+// pruneLocked drops aggregated log entries whose minute is over once there
+// are more than maxAggregated. An entry in use (its lock held) is not over
+// and is skipped, so a.mu is never held waiting for an entry's write. a.mu
+// is held.
+func (a *aggregator) pruneLocked(now time.Time) {
+	if len(a.entries) < maxAggregated {
 		return
 	}
-	for k, ent := range e.agg.entries {
-		if now.Sub(ent.since) >= time.Minute {
-			delete(e.agg.entries, k)
+	for k, ent := range a.entries {
+		if !ent.mu.TryLock() {
+			continue
 		}
+		if ent.id == 0 || now.Sub(ent.since) >= time.Minute {
+			ent.dead = true
+			delete(a.entries, k)
+		}
+		ent.mu.Unlock()
 	}
 }

@@ -119,6 +119,9 @@ func (e *Engine) EachInFlight(yield func(campaignID int64, n int)) {
 	e.mu.Lock()
 	list := make([]entry, 0, len(e.runners))
 	for id, cs := range e.camps {
+		if !cs.counted.Load() {
+			continue // a status being applied, not a campaign dialled here
+		}
 		n := cs.inUse()
 		if r := e.runners[id]; n != 0 || (r != nil && !r.isDone()) {
 			list = append(list, entry{id, n})

@@ -12,125 +12,196 @@ import (
 )
 
 // Placing a call: an attempt's path from its claim (runner.step, which took
-// its slot) to the provider's answer to the place request. Each way out
-// either records the call in flight (MarkPlaced; its status then arrives
-// through apply.go), puts the attempt back in the queue (requeue: its slot
-// is released), or ends it through apply (initiationFailed).
+// its slot) to the provider's answer to the place request, in the steps of
+// dispatch. Each way out either records the call in flight (MarkPlaced;
+// its status then arrives through apply.go), puts the attempt back in the
+// queue (requeue.go: its slot is freed once the store put it back), or ends
+// it through apply (initiationFailed, a suppressed number).
+
+// placing is one dispatch under way: a claimed attempt of campaign c that
+// runner r handed over, on its way to the provider.
+type placing struct {
+	e     *Engine
+	r     *runner
+	c     *store.Campaign
+	a     *store.Attempt
+	start time.Time // for metrics (dispatchStart)
+	// ctx is the engine's, which ends when it stops; book is for the
+	// bookkeeping after the provider's answer, which must not be lost when
+	// the engine stops meanwhile: a placed call must be recorded in flight
+	// and an attempt that was not sent must go back to the queue (not end
+	// unknown at the next start).
+	ctx, book context.Context
+
+	car      carrier.Carrier
+	spec     carrier.Spec
+	callerID string
+}
+
+// asked is the outcome of the checks and the place request.
+type asked struct {
+	ck     checked
+	pl     store.Placement
+	placed carrier.Placed
+	err    error     // the provider's answer
+	sent   time.Time // the store's clock when the request was sent
+}
 
 // dispatch places one claimed attempt. The attempt is already durably
-// claimed (dialing), so a crash from here on never places it twice.
+// claimed (dialing), so a crash from here on never places it twice. Its
+// steps: resolve the carrier, pick the caller id, build the call, check and
+// place, settle; a step that returns false ended the dispatch (the attempt
+// put back, ended, or left dialing for reconciliation).
 func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 	defer e.wg.Done()
-	start := e.dispatchStart()
-	// The bookkeeping after the provider's answer must not be lost when the
-	// engine stops meanwhile: a placed call must be recorded in flight and
-	// an attempt that was not sent must go back to the queue (not end
-	// unknown at the next start).
-	ctx := e.ctx
-	book := context.WithoutCancel(ctx)
+	p := &placing{e: e, r: r, c: c, a: a, start: e.dispatchStart(), ctx: e.ctx}
+	p.book = context.WithoutCancel(p.ctx)
 	if r.isHalted() {
-		e.requeue(book, r, a, a.DueAt)
+		e.requeue(p.book, r, a, a.DueAt)
 		return
 	}
-	car, spec, err := e.carrierFor(ctx, c.OrganizationID, c.TelephonyConfigurationID)
-	if err != nil && ctx.Err() != nil {
-		e.requeue(book, r, a, a.DueAt) // stopping: not sent, dialled after the restart
+	if !p.resolveCarrier() || !p.pickCallerID() {
 		return
 	}
-	if err != nil && carrierGone(err) {
+	if res, ok := p.checkAndPlace(p.buildCall()); ok {
+		p.settle(res)
+	}
+}
+
+// resolveCarrier finds the campaign's carrier. When it cannot, the attempt
+// goes back to the queue untouched, and the campaign fails (no carrier can
+// ever be had) or holds its claims for a back-off (a transient error).
+func (p *placing) resolveCarrier() bool {
+	e, r, c, a := p.e, p.r, p.c, p.a
+	car, spec, err := e.carrierFor(p.ctx, c.OrganizationID, c.TelephonyConfigurationID)
+	switch {
+	case err == nil:
+		r.hold.carrierOK()
+		p.car, p.spec = car, spec
+		return true
+	case p.ctx.Err() != nil:
+		e.requeue(p.book, r, a, a.DueAt) // stopping: not sent, dialled after the restart
+	case carrierGone(err):
 		// The configuration is gone or no carrier can be built from it (a
 		// provider without dialing support, unreadable credentials): no
 		// attempt could succeed, so the campaign fails (an unrecoverable
-		// error) instead of failing every contact. The attempt goes back
-		// to the queue untouched.
-		e.requeue(book, r, a, a.DueAt)
+		// error) instead of failing every contact.
+		e.requeue(p.book, r, a, a.DueAt)
 		why := err.Error() // errCannotDial says it already
 		if !errors.Is(err, errCannotDial) {
 			why = errCannotDial.Error() + ": " + store.ErrorMessage(err)
 		}
-		if failed, ferr := e.db.FailCampaign(book, c.ID, why,
+		if failed, ferr := e.db.FailCampaign(p.book, c.ID, why,
 			map[string]any{"telephony_configuration_id": c.TelephonyConfigurationID}); ferr == nil && failed {
 			r.halt()
 			e.touched(c.ID)
 		}
-		return
-	}
-	if err != nil {
+	default:
 		// Transient (the database busy): the campaign holds its claims
-		// for a back-off and the attempt goes back untouched (hold.go).
+		// for a back-off (hold.go).
 		until := r.hold.transient(e.now(), holdCarrier)
-		e.requeue(book, r, a, a.DueAt)
-		e.aggregateLog(book, c.ID, store.LogWarning, "carrier_unavailable",
+		e.requeue(p.book, r, a, a.DueAt)
+		e.aggregateLog(p.book, c.ID, store.LogWarning, "carrier_unavailable",
 			"the telephony configuration could not be loaded; dialing retries shortly",
 			map[string]any{"error": err.Error(), "retry_at": until.UTC().Format(time.RFC3339)})
-		return
 	}
-	r.hold.carrierOK()
+	return false
+}
+
+// pickCallerID picks the number to call from. Without one (ARI may dial
+// without) the campaign waits for a number and the attempt goes back
+// untouched; a database error puts it back due a second later.
+func (p *placing) pickCallerID() bool {
+	e, r, a := p.e, p.r, p.a
 	now := e.now()
-	callerID, ok, err := e.db.PickCallerID(ctx, c.TelephonyConfigurationID, now)
-	if err != nil {
+	callerID, ok, err := e.db.PickCallerID(p.ctx, p.c.TelephonyConfigurationID, now)
+	switch {
+	case err != nil:
 		due := now.Add(time.Second) // a database hiccup: try again shortly
-		if ctx.Err() != nil {
+		if p.ctx.Err() != nil {
 			due = a.DueAt // stopping: due again at the restart
 		}
-		e.requeue(book, r, a, due)
-		return
-	}
-	if !ok && spec.Provider != carrier.ARI {
-		// The configuration's problem, not the contact's: the campaign
-		// waits for a number (hold.go), the attempt goes back untouched.
-		e.waitForCallerID(book, r, c)
-		e.requeue(book, r, a, a.DueAt)
-		return
-	}
-	if ok {
+		e.requeue(p.book, r, a, due)
+		return false
+	case !ok && p.spec.Provider != carrier.ARI:
+		// The configuration's problem, not the contact's (hold.go).
+		e.waitForCallerID(p.book, r, p.c)
+		e.requeue(p.book, r, a, a.DueAt)
+		return false
+	case ok:
 		r.hold.callerIDFound()
 	}
+	p.callerID = callerID
+	return true
+}
+
+// buildCall is the provider request of the attempt.
+func (p *placing) buildCall() carrier.Call {
+	e, a := p.e, p.a
 	call := carrier.Call{
-		AttemptID: a.ID, To: a.PhoneNumber, From: callerID,
-		AnswerURL:   e.callbackURL(spec.Provider, "answer", a.ID),
-		StatusURL:   e.callbackURL(spec.Provider, "status", a.ID),
+		AttemptID: a.ID, To: a.PhoneNumber, From: p.callerID,
+		AnswerURL:   e.callbackURL(p.spec.Provider, "answer", a.ID),
+		StatusURL:   e.callbackURL(p.spec.Provider, "status", a.ID),
 		RingTimeout: RingTimeout,
 		TimeLimit:   time.Duration(e.cfg.MaxCallSeconds) * time.Second,
 	}
-	if da, ok := car.(carrier.DialAnswerer); ok && da.AnswerAtDial() {
-		call.Answer = e.answerAtDial(ctx, c.ID, a)
+	if da, ok := p.car.(carrier.DialAnswerer); ok && da.AnswerAtDial() {
+		call.Answer = e.answerAtDial(p.ctx, p.c.ID, a)
 	}
-	// The guard rails, right before the request, under the organization's
-	// suppression gate until the provider answered (guard.go).
+	return call
+}
+
+// checkAndPlace runs the guard rails right before the request and asks the
+// provider, under the organization's suppression gate until the provider
+// answered (guard.go). It returns false when the attempt was held or ended
+// by the checks, put back because the runner was halted, or left dialing
+// because the engine stopped while the request was under way (reconciled
+// at the next start).
+func (p *placing) checkAndPlace(call carrier.Call) (asked, bool) {
+	e, r, c, a := p.e, p.r, p.c, p.a
 	gate := e.suppressionGate(c.OrganizationID)
 	gate.RLock()
-	ck := e.check(ctx, r, c, a)
+	ck := e.check(p.ctx, r, c, a)
 	if ck.verdict != pass {
 		gate.RUnlock()
-		e.held(book, r, a, ck)
-		return
+		e.held(p.book, r, a, ck)
+		return asked{}, false
 	}
 	e.live.add(a)
 	sent := e.db.Now() // the store's clock, as the resume time it is compared with
-	placed, ok, err := r.place(ctx, car, call)
+	placed, ok, err := r.place(p.ctx, p.car, call)
 	gate.RUnlock()
-	pl := store.Placement{AttemptID: a.ID, CampaignID: c.ID, OrganizationID: c.OrganizationID, PhoneNumber: a.PhoneNumber,
-		CallerID: callerID, At: e.now(), Evidence: ck.ev.json()}
-	// notPlaced: the provider did not place the call (the request was not
-	// sent or was refused), so the attempt cap does not count it.
-	notPlaced := func() {
-		if ck.reserved {
-			e.releaseCap(book, c, a)
-		}
-	}
+	res := asked{ck: ck, placed: placed, err: err, sent: sent,
+		pl: store.Placement{AttemptID: a.ID, CampaignID: c.ID, OrganizationID: c.OrganizationID, PhoneNumber: a.PhoneNumber,
+			CallerID: p.callerID, At: e.now(), Evidence: ck.ev.json()}}
 	if !ok {
-		notPlaced()
-		e.requeueWith(book, r, a, a.DueAt, pl.Evidence)
-		return
+		p.notPlaced(res)
+		e.requeueWith(p.book, r, a, a.DueAt, res.pl.Evidence)
+		return asked{}, false
 	}
-	e.observePlace(spec.Provider, start, err)
-	if err != nil && ctx.Err() != nil && carrier.KindOf(err) == "" {
+	e.observePlace(p.spec.Provider, p.start, err)
+	if err != nil && p.ctx.Err() != nil && carrier.KindOf(err) == "" {
 		// Stopping: the request may or may not have gone out; the attempt
 		// stays dialing and is reconciled at the next start.
-		return
+		return asked{}, false
 	}
-	ctx = book
+	return res, true
+}
+
+// notPlaced undoes the attempt cap's record of a call the provider did not
+// place (the request was not sent or was refused).
+func (p *placing) notPlaced(res asked) {
+	if res.ck.reserved {
+		p.e.releaseCap(p.book, p.c, p.a)
+	}
+}
+
+// settle does what the provider's answer calls for: records the call in
+// flight, puts the attempt back (a 429, a 401, an unreachable provider),
+// ends it (a refusal), or follows it unconfirmed (the answer was lost).
+func (p *placing) settle(res asked) {
+	e, r, c, a, ctx := p.e, p.r, p.c, p.a, p.book
+	err, pl := res.err, res.pl
 	var perr *carrier.Error
 	errors.As(err, &perr)
 	switch {
@@ -138,11 +209,11 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 		e.limiter(c.TelephonyConfigurationID).succeeded()
 		r.cs.placed(e.now())
 		deadline := e.now().Add(e.callDeadline())
-		pl.ProviderCallID, pl.Deadline = placed.ProviderCallID, deadline
+		pl.ProviderCallID, pl.Deadline = res.placed.ProviderCallID, deadline
 		if _, err := e.db.MarkPlaced(ctx, pl); err != nil {
 			e.log.Error("dialer: mark placed", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
 		}
-		e.live.placed(a.ID, placed.ProviderCallID, callerID)
+		e.live.placed(a.ID, res.placed.ProviderCallID, p.callerID)
 		r.noteDeadline(deadline)
 		e.touched(c.ID)
 	case perr != nil && (perr.Kind == carrier.RateLimited || perr.Kind == carrier.Unavailable):
@@ -152,7 +223,7 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 		// is not an Asterisk whose events websocket cannot be made.
 		cause := backoffCause(perr)
 		until := e.limiter(c.TelephonyConfigurationID).limited(e.now(), perr.RetryAfter, cause)
-		notPlaced()
+		p.notPlaced(res)
 		e.requeueWith(ctx, r, a, a.DueAt, pl.Evidence)
 		event, then := "provider_rate_limited", "; dialing slowed down"
 		if perr.Kind == carrier.Unavailable {
@@ -161,12 +232,12 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 		e.aggregateLog(ctx, c.ID, store.LogWarning, event, cause+then,
 			map[string]any{"retry_at": until.UTC().Format(time.RFC3339)})
 	case perr != nil && perr.Kind == carrier.AuthFailed:
-		notPlaced()
+		p.notPlaced(res)
 		e.requeueWith(ctx, r, a, a.DueAt, pl.Evidence)
 		// A 401 to a request sent before the campaign was last resumed
 		// (another request's 401 paused it, the credentials were fixed and
 		// it was resumed) does not pause it again.
-		if paused, err := e.db.PauseCampaignFor(ctx, c.ID, sent, "provider_auth_failed",
+		if paused, err := e.db.PauseCampaignFor(ctx, c.ID, res.sent, "provider_auth_failed",
 			"the provider refused the configuration's credentials; fix them and resume",
 			map[string]any{"http_status": perr.HTTPStatus, "code": perr.Code}); err == nil && paused {
 			r.halt()
@@ -175,14 +246,14 @@ func (e *Engine) dispatch(r *runner, c *store.Campaign, a *store.Attempt) {
 		}
 	case perr != nil:
 		// The provider refused this call (a 4xx): definite.
-		notPlaced()
+		p.notPlaced(res)
 		e.initiationFailed(ctx, r, a, err.Error(), pl.Evidence)
 	case requestNotSent(err):
 		// The request never left (no route, no DNS answer, connection
 		// refused): the provider is unreachable, not the contact's fault.
 		cause := unreachableCause(err)
 		until := r.hold.transient(e.now(), cause)
-		notPlaced()
+		p.notPlaced(res)
 		e.requeueWith(ctx, r, a, a.DueAt, pl.Evidence)
 		e.aggregateLog(ctx, c.ID, store.LogWarning, "provider_unreachable",
 			cause+"; dialing retries shortly",
@@ -258,39 +329,11 @@ func (r *runner) place(ctx context.Context, car carrier.Carrier, call carrier.Ca
 	return placed, true, err
 }
 
-// requeue returns a claimed attempt to the queue, due at due, and frees its
-// slot (unless a final status ended the attempt meanwhile, which freed it).
-func (e *Engine) requeue(ctx context.Context, r *runner, a *store.Attempt, due time.Time) {
-	e.requeueWith(ctx, r, a, due, nil)
-}
-
-// requeueWith is requeue storing the evidence of a guard rail's hold.
-func (e *Engine) requeueWith(ctx context.Context, r *runner, a *store.Attempt, due time.Time, evidence []byte) {
-	e.live.remove(a.ID)
-	requeued, err := e.db.RequeueAttempt(ctx, a.ID, due, evidence)
-	if err != nil {
-		e.log.Error("dialer: requeue", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
-	}
-	if requeued || err != nil {
-		r.cs.release()
-	}
-	// The slot freed belongs to the campaign, whose runner may no longer
-	// be r (a pause and a resume while the request was under way): the
-	// current one is woken, else it could sleep on a full count forever.
-	e.mu.Lock()
-	cur := e.runners[a.CampaignID]
-	e.mu.Unlock()
-	if cur != nil && cur != r {
-		cur.poke(false)
-	}
-	r.poke(false)
-}
-
 // initiationFailed ends an attempt the provider did not take as failed and
 // logs call_initiation_failed (aggregated per minute).
 func (e *Engine) initiationFailed(ctx context.Context, r *runner, a *store.Attempt, reason string, evidence []byte) {
 	// Logged first: finishing the last attempt completes the campaign, and
 	// its log must be whole by then.
 	e.aggregateLog(ctx, a.CampaignID, store.LogError, "call_initiation_failed", "calls could not be placed", map[string]any{"last_error": reason})
-	e.finishWith(ctx, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeFailed, Raw: "initiation_failed"}, reason, fromService, evidence)
+	e.finishWith(ctx, a.CampaignID, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeFailed, Raw: "initiation_failed"}, reason, fromService, evidence)
 }

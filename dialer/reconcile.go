@@ -10,7 +10,9 @@ import (
 )
 
 // expire reconciles the runner's in-flight attempts past their deadline:
-// the provider's status when it can be asked, else unknown.
+// the provider's status when it can be asked, else unknown. An attempt
+// whose requeue the store refused is left alone: it was never sent, and is
+// put back once the store takes it (requeue.go).
 func (r *runner) expire(ctx context.Context, now time.Time) {
 	e := r.e
 	list, err := e.db.ExpiredAttempts(ctx, r.id, now)
@@ -19,10 +21,18 @@ func (r *runner) expire(ctx context.Context, now time.Time) {
 		return
 	}
 	for _, a := range list {
+		if r.cs.refused.has(a.ID) {
+			continue
+		}
 		e.reconcile(ctx, r.c, a, "no final status before the deadline")
 	}
 	d, err := e.db.NextDeadline(ctx, r.id)
 	if err == nil {
+		if !d.IsZero() && !d.After(now) {
+			// An overdue deadline that could not be settled (a refused
+			// write) is looked at again a second later, not in a loop.
+			d = now.Add(time.Second)
+		}
 		r.setDeadline(d)
 	}
 }
@@ -50,11 +60,11 @@ func (e *Engine) reconcile(ctx context.Context, c *store.Campaign, a *store.Atte
 			if st.ProviderCallID == "" {
 				st.ProviderCallID = callID
 			}
-			e.finish(ctx, a.ID, st, "", fromProvider)
+			e.finish(ctx, a.CampaignID, a.ID, st, "", fromProvider)
 			return
 		}
 	}
-	e.finish(ctx, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeUnknown, Raw: "unknown"}, why, fromService)
+	e.finish(ctx, a.CampaignID, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeUnknown, Raw: "unknown"}, why, fromService)
 	if car != nil && callID != "" {
 		// The call may still be queued, ringing or up at the provider
 		// (a Plivo request still queued rings later): it is ended, so no
@@ -87,7 +97,7 @@ func (e *Engine) reconcileAtStart(ctx context.Context) error {
 			if e.followDerived(ctx, c, a) {
 				continue
 			}
-			e.finish(ctx, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeUnknown, Raw: "interrupted"},
+			e.finish(ctx, a.CampaignID, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeUnknown, Raw: "interrupted"},
 				"the service stopped while the call was being placed; not placed again", fromService)
 			continue
 		}
@@ -106,7 +116,7 @@ func (e *Engine) reconcileAtStart(ctx context.Context) error {
 			continue
 		}
 		if st, err := car.Query(ctx, *a.ProviderCallID); err == nil && st.Final {
-			e.finish(ctx, a.ID, st, "", fromProvider)
+			e.finish(ctx, a.CampaignID, a.ID, st, "", fromProvider)
 		}
 	}
 	return nil
@@ -134,7 +144,7 @@ func (e *Engine) followDerived(ctx context.Context, c *store.Campaign, a *store.
 	}
 	if st.Final {
 		st.ProviderCallID = id
-		e.finish(ctx, a.ID, st, "the service stopped while the call was being placed; not placed again", fromProvider)
+		e.finish(ctx, a.CampaignID, a.ID, st, "the service stopped while the call was being placed; not placed again", fromProvider)
 		return true
 	}
 	deadline := e.now().Add(e.callDeadline())
@@ -144,7 +154,7 @@ func (e *Engine) followDerived(ctx context.Context, c *store.Campaign, a *store.
 		return false
 	}
 	if st.Answered {
-		e.finish(ctx, a.ID, st, "", fromProvider)
+		e.finish(ctx, a.CampaignID, a.ID, st, "", fromProvider)
 	}
 	return true
 }

@@ -95,6 +95,7 @@ func (r *runner) run(ctx context.Context) {
 	defer timer.Stop()
 	for {
 		next, finished := r.step(ctx)
+		next = earliest(next, r.cs.refused.next())
 		if finished {
 			if r.exit(ctx) {
 				r.e.watchDeadline(ctx, r.id)
@@ -196,6 +197,7 @@ func (r *runner) step(ctx context.Context) (time.Time, bool) {
 	if r.isHalted() {
 		return time.Time{}, true
 	}
+	r.retryRefused(ctx, r.e.now())
 	if r.reload.Swap(false) {
 		r.hold.poked()
 		running, err := r.load(ctx)

@@ -37,8 +37,9 @@ const (
 
 // heldStatus is a final status of a provider that could not be stored.
 type heldStatus struct {
-	st carrier.Status
-	at time.Time // when it arrived: the time it is stored with
+	campaignID int64 // the attempt's campaign, whose slot the stored status frees
+	st         carrier.Status
+	at         time.Time // when it arrived: the time it is stored with
 }
 
 // heldStatuses are the statuses the engine holds, by attempt id.
@@ -51,10 +52,11 @@ type heldStatuses struct {
 	running bool          // a retry is under way
 }
 
-// holdStatus keeps attempt id's final status st, which arrived at at and
-// could not be stored (err), until it can be. A status already held for
-// the attempt is kept (the first final status is the one applied).
-func (e *Engine) holdStatus(id int64, st carrier.Status, at time.Time, err error) {
+// holdStatus keeps attempt id's (of campaign campaignID) final status st,
+// which arrived at at and could not be stored (err), until it can be. A
+// status already held for the attempt is kept (the first final status is
+// the one applied).
+func (e *Engine) holdStatus(campaignID, id int64, st carrier.Status, at time.Time, err error) {
 	h := &e.unstored
 	h.mu.Lock()
 	if _, ok := h.m[id]; ok {
@@ -70,7 +72,7 @@ func (e *Engine) holdStatus(id int64, st carrier.Status, at time.Time, err error
 	if h.m == nil {
 		h.m = map[int64]heldStatus{}
 	}
-	h.m[id] = heldStatus{st: st, at: at}
+	h.m[id] = heldStatus{campaignID: campaignID, st: st, at: at}
 	h.n.Store(int64(len(h.m)))
 	schedule := !h.running && h.timer == nil
 	if schedule && h.backoff == 0 {
@@ -178,7 +180,7 @@ func (e *Engine) retryHeld(ctx context.Context) {
 		if ctx.Err() != nil {
 			break
 		}
-		res, err := e.applyAt(ctx, hs.at, id, hs.st, "", fromProvider, nil)
+		res, err := e.applyAt(ctx, hs.at, hs.campaignID, id, hs.st, "", fromProvider, nil)
 		if err != nil && store.ErrorCode(err) == "" {
 			continue // still not stored: kept
 		}

@@ -58,11 +58,9 @@ func (e *Engine) touched(id int64) { e.changed(Change{CampaignID: id}) }
 // campaign (not dialled since start: its calls in flight are then in the
 // database).
 func (e *Engine) InFlight(id int64) (int, bool) {
-	e.mu.Lock()
-	cs := e.camps[id]
-	e.mu.Unlock()
+	cs := e.countedCampaign(id)
 	if cs == nil {
 		return 0, false
 	}
-	return max(cs.inUse(), 0), true
+	return cs.inUse(), true
 }

@@ -108,7 +108,7 @@ func (e *Engine) handleStatus(ctx context.Context, provider string, attemptID in
 		(st.RequestID == "" || *a.ProviderCallID != st.RequestID) {
 		return false, ErrForbidden // a signed event of another call sent to this attempt's URL
 	}
-	res, err := e.apply(ctx, attemptID, st, "", fromProvider, nil)
+	res, err := e.apply(ctx, a.CampaignID, attemptID, st, "", fromProvider, nil)
 	if err != nil || res.Ignored {
 		return res.Ignored, err
 	}
@@ -176,7 +176,7 @@ func (e *Engine) Answer(ctx context.Context, provider string, attemptID int64, t
 	if err != nil {
 		return "", nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
-	res, err := e.apply(ctx, attemptID, carrier.Status{Raw: "answered", Answered: true, AnsweredBy: answeredBy, Sequence: int(a.Sequence)}, "", fromProvider, nil)
+	res, err := e.apply(ctx, a.CampaignID, attemptID, carrier.Status{Raw: "answered", Answered: true, AnsweredBy: answeredBy, Sequence: int(a.Sequence)}, "", fromProvider, nil)
 	if err != nil {
 		return "", nil, err
 	}
