@@ -1,10 +1,14 @@
 package web
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/outdial/outdial/store"
 	"github.com/outdial/outdial/web/console"
@@ -69,5 +73,46 @@ func TestStreamGuardRefusesKnownCredentials(t *testing.T) {
 	g.release(held[1])
 	if g.open() != 0 || len(g.byCred) != 0 || len(g.perKey) != 0 || len(g.perOrg) != 0 {
 		t.Errorf("after every release: %d open, %d credentials, %v %v", g.open(), len(g.byCred), g.perKey, g.perOrg)
+	}
+}
+
+// A credential check that keeps failing (the database unreadable) ends
+// every stream once it has failed for credentialFailAfter: a credential
+// that cannot be confirmed is not trusted (fail closed). The guard's clock
+// moves a second per reading, so the test waits milliseconds.
+func TestStreamGuardFailsClosed(t *testing.T) {
+	sealer, err := store.NewSealer(make([]byte, store.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "outdial.db"), sealer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close() //nolint:errcheck // closed on purpose: every check fails
+	g := newStreamGuard(db, slog.New(slog.DiscardHandler), StreamLimits{})
+	g.every = time.Millisecond
+	var mu sync.Mutex
+	at := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	g.now = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		at = at.Add(time.Second)
+		return at
+	}
+	st := newStream(0, 1)
+	r := httptest.NewRequest(http.MethodGet, "/api/v1/events", nil)
+	r.Header.Set("X-API-Key", "odk_a")
+	if err := g.admit(httptest.NewRecorder(), r, st, store.Principal{APIKeyID: 1, OrganizationID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	defer g.release(st)
+	select {
+	case <-st.wake:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream was not ended while its credential could not be checked")
+	}
+	if p := st.take(); !p.ended || p.reason != "credentials cannot be checked" {
+		t.Fatalf("stream = ended %v, reason %q; want ended, credentials cannot be checked", p.ended, p.reason)
 	}
 }

@@ -2,17 +2,15 @@ package web_test
 
 import (
 	"context"
-	"crypto/rand"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/store/storetest"
 	"github.com/outdial/outdial/web"
 	"github.com/outdial/outdial/web/console"
 )
@@ -22,28 +20,14 @@ import (
 // an API key.
 func tlsServer(t *testing.T, publicURL string) (*httptest.Server, string) {
 	t.Helper()
-	secret := make([]byte, store.KeySize)
-	if _, err := rand.Read(secret); err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := store.NewSealer(secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "outdial.db"), sealer)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.Open(t)
 	_, key, err := db.CreateAPIKey(context.Background(), "acme", "tls test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv := httptest.NewTLSServer(web.New(web.Config{DB: db, Log: log, Version: testVersion, PublicURL: publicURL, TLS: true}))
-	t.Cleanup(func() {
-		srv.Close()
-		db.Close()
-	})
+	t.Cleanup(srv.Close)
 	return srv, key.Reveal()
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -12,7 +11,6 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -20,6 +18,7 @@ import (
 	"time"
 
 	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/store/storetest"
 	"github.com/outdial/outdial/web"
 	"github.com/outdial/outdial/web/console"
 )
@@ -62,18 +61,7 @@ func newEnv(t *testing.T) *env {
 // newEnvURL is newEnv with the service's public URL.
 func newEnvURL(t *testing.T, publicURL string) *env {
 	t.Helper()
-	secret := make([]byte, store.KeySize)
-	if _, err := rand.Read(secret); err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := store.NewSealer(secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "outdial.db"), sealer)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.Open(t)
 	e := &env{t: t, db: db, clock: &clock{t: time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)}}
 	db.Now = e.clock.now
 	k, key, err := db.CreateAPIKey(context.Background(), "acme", "console test")
@@ -83,12 +71,7 @@ func newEnvURL(t *testing.T, publicURL string) *env {
 	e.key, e.p = key.Reveal(), store.Principal{APIKeyID: k.ID, OrganizationID: k.OrganizationID}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	e.srv = httptest.NewServer(web.New(web.Config{DB: db, Log: log, Version: "test", PublicURL: publicURL, ConsoleNow: e.clock.now}))
-	t.Cleanup(func() {
-		e.srv.Close()
-		if err := db.Close(); err != nil {
-			t.Errorf("close db: %v", err)
-		}
-	})
+	t.Cleanup(e.srv.Close)
 	return e
 }
 
