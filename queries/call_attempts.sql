@@ -1,6 +1,6 @@
 -- name: InsertAttempt :one
 INSERT INTO call_attempts (campaign_id, contact_id, contact_row, attempt, priority, due_at, timezone, phone_number)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id;
+VALUES (@campaign_id, @contact_id, @contact_row, @attempt, @priority, @due_at, @timezone, @phone_number) RETURNING id;
 
 -- name: ClaimAttempts :many
 UPDATE call_attempts SET state = 'dialing', started_at = @now, deadline_at = @deadline
@@ -15,7 +15,7 @@ WHERE id IN (
 RETURNING *;
 
 -- name: CountActiveAttempts :one
-SELECT count(*) FROM call_attempts WHERE campaign_id = ? AND state IN ('dialing', 'in_flight');
+SELECT count(*) FROM call_attempts WHERE campaign_id = @campaign_id AND state IN ('dialing', 'in_flight');
 
 -- name: NextQueuedDue :one
 -- The earliest due time of the campaign's queued attempts of one priority
@@ -29,7 +29,7 @@ ORDER BY due_at LIMIT 1;
 -- Dialing attempts have a deadline too (set by the claim): one whose
 -- placement could not be recorded (a full disk) is reconciled like a call
 -- in flight.
-SELECT CAST(COALESCE(MIN(deadline_at), 0) AS INTEGER) FROM call_attempts WHERE campaign_id = ? AND state IN ('dialing', 'in_flight');
+SELECT CAST(COALESCE(MIN(deadline_at), 0) AS INTEGER) FROM call_attempts WHERE campaign_id = @campaign_id AND state IN ('dialing', 'in_flight');
 
 -- name: MarkAttemptPlaced :execrows
 UPDATE call_attempts
@@ -44,7 +44,7 @@ UPDATE call_attempts SET state = 'queued', due_at = @due_at, started_at = NULL, 
 WHERE id = @id AND state = 'dialing';
 
 -- name: GetAttempt :one
-SELECT * FROM call_attempts WHERE id = ?;
+SELECT * FROM call_attempts WHERE id = @id;
 
 -- name: FinishAttempt :execrows
 UPDATE call_attempts
@@ -68,7 +68,7 @@ WHERE id = @id AND state IN ('dialing', 'in_flight') AND sequence <= @sequence;
 SELECT * FROM call_attempts WHERE state IN ('dialing', 'in_flight') ORDER BY id;
 
 -- name: ExpiredAttempts :many
-SELECT * FROM call_attempts WHERE campaign_id = ? AND state IN ('dialing', 'in_flight') AND deadline_at <= ? ORDER BY id;
+SELECT * FROM call_attempts WHERE campaign_id = @campaign_id AND state IN ('dialing', 'in_flight') AND deadline_at <= @deadline_at ORDER BY id;
 
 -- One query per filter, each an index range (call_attempts_campaign,
 -- _campaign_state, _campaign_outcome): a page costs the same at any depth.
@@ -92,11 +92,11 @@ WHERE campaign_id = @campaign_id AND outcome = @outcome AND id > @after_id
 ORDER BY id LIMIT CAST(@max_rows AS INTEGER);
 
 -- name: LastAttemptOfContact :one
-SELECT * FROM call_attempts WHERE contact_id = ? ORDER BY attempt DESC LIMIT 1;
+SELECT * FROM call_attempts WHERE contact_id = @contact_id ORDER BY attempt DESC LIMIT 1;
 
 -- name: PickCallerID :one
 SELECT id, address_normalized FROM phone_numbers
-WHERE telephony_configuration_id = ? AND is_active = 1
+WHERE telephony_configuration_id = @telephony_configuration_id AND is_active = 1
 ORDER BY is_default_caller_id DESC, COALESCE(last_used_at, 0), id LIMIT 1;
 
 -- name: PickAndTouchCallerID :one
@@ -107,21 +107,21 @@ WHERE id = (SELECT p.id FROM phone_numbers p
 RETURNING address_normalized;
 
 -- name: TouchCallerID :exec
-UPDATE phone_numbers SET last_used_at = ? WHERE id = ?;
+UPDATE phone_numbers SET last_used_at = @last_used_at WHERE id = @id;
 
 -- name: CountActiveCallerIDs :one
-SELECT count(*) FROM phone_numbers WHERE telephony_configuration_id = ? AND is_active = 1;
+SELECT count(*) FROM phone_numbers WHERE telephony_configuration_id = @telephony_configuration_id AND is_active = 1;
 
 -- name: NoteExecuted :execrows
 -- Marks attempt id as a call the provider placed; one row the first time.
-UPDATE call_attempts SET executed = 1 WHERE id = ? AND executed = 0;
+UPDATE call_attempts SET executed = 1 WHERE id = @id AND executed = 0;
 
 -- name: NoteExecutedByProgress :one
 -- Marks attempt id, dialing or in flight, as a call the provider placed when
 -- a progress report of the provider's names it; its campaign the first time,
 -- no row after.
 UPDATE call_attempts SET executed = 1
-WHERE id = ? AND executed = 0 AND state IN ('dialing', 'in_flight')
+WHERE id = @id AND executed = 0 AND state IN ('dialing', 'in_flight')
 RETURNING campaign_id;
 
 -- name: MarkAttemptUnconfirmed :execrows
@@ -139,6 +139,6 @@ WHERE id = @id AND state = 'dialing';
 -- their placement is under way (the carrier follows them itself) or was
 -- interrupted by a crash (Engine.Start settles them).
 SELECT a.id, CAST(a.answered_at IS NOT NULL AS INTEGER) AS answered FROM call_attempts a
-WHERE a.campaign_id IN (SELECT c.id FROM campaigns c WHERE c.telephony_configuration_id = ?)
+WHERE a.campaign_id IN (SELECT c.id FROM campaigns c WHERE c.telephony_configuration_id = @telephony_configuration_id)
   AND a.state = 'in_flight'
 ORDER BY a.id;

@@ -1,14 +1,14 @@
 -- name: InsertLog :one
-INSERT INTO campaign_logs (campaign_id, ts, level, event, message, details) VALUES (?, ?, ?, ?, ?, ?) RETURNING id;
+INSERT INTO campaign_logs (campaign_id, ts, level, event, message, details) VALUES (@campaign_id, @ts, @level, @event, @message, @details) RETURNING id;
 
 -- name: UpdateLog :exec
-UPDATE campaign_logs SET ts = ?, message = ?, details = ? WHERE id = ?;
+UPDATE campaign_logs SET ts = @ts, message = @message, details = @details WHERE id = @id;
 
 -- name: RecentLogs :many
-SELECT * FROM (SELECT * FROM campaign_logs l WHERE l.campaign_id = ? ORDER BY l.id DESC LIMIT 50) ORDER BY id;
+SELECT * FROM (SELECT * FROM campaign_logs l WHERE l.campaign_id = @campaign_id ORDER BY l.id DESC LIMIT 50) ORDER BY id;
 
 -- name: ListLogs :many
-SELECT * FROM campaign_logs WHERE campaign_id = ? AND ts > ? ORDER BY id LIMIT ?;
+SELECT * FROM campaign_logs WHERE campaign_id = @campaign_id AND ts > @ts ORDER BY id LIMIT @limit;
 
 -- name: RecentLogsOfCampaigns :many
 -- The newest 50 entries of each campaign of a page of the campaign list, in
@@ -24,7 +24,7 @@ WHERE c.id IN (sqlc.slice('ids'))
 ORDER BY c.id, l.id;
 
 -- name: LogsAfterID :many
-SELECT * FROM campaign_logs WHERE campaign_id = ? AND id > ? ORDER BY id LIMIT ?;
+SELECT * FROM campaign_logs WHERE campaign_id = @campaign_id AND id > @id ORDER BY id LIMIT @limit;
 
 -- name: LastLogID :one
-SELECT CAST(COALESCE(MAX(id), 0) AS INTEGER) FROM campaign_logs WHERE campaign_id = ?;
+SELECT CAST(COALESCE(MAX(id), 0) AS INTEGER) FROM campaign_logs WHERE campaign_id = @campaign_id;

@@ -39,17 +39,17 @@ SELECT * FROM suppressions
 WHERE organization_id = @organization_id AND phone_number = @phone_number AND id > @after_id;
 
 -- name: DeleteSuppression :execrows
-DELETE FROM suppressions WHERE id = ? AND organization_id = ?;
+DELETE FROM suppressions WHERE id = @id AND organization_id = @organization_id;
 
 -- name: GetCompliancePolicy :one
-SELECT * FROM compliance_policies WHERE organization_id = ?;
+SELECT * FROM compliance_policies WHERE organization_id = @organization_id;
 
 -- name: SaveCompliancePolicy :exec
-INSERT INTO compliance_policies (organization_id, version, policy, updated_at) VALUES (?, ?, ?, ?)
+INSERT INTO compliance_policies (organization_id, version, policy, updated_at) VALUES (@organization_id, @version, @policy, @updated_at)
 ON CONFLICT (organization_id) DO UPDATE SET version = excluded.version, policy = excluded.policy, updated_at = excluded.updated_at;
 
 -- name: InsertPolicyChange :exec
-INSERT INTO compliance_policy_changes (organization_id, version, changed_at, api_key_id, changes) VALUES (?, ?, ?, ?, ?);
+INSERT INTO compliance_policy_changes (organization_id, version, changed_at, api_key_id, changes) VALUES (@organization_id, @version, @changed_at, @api_key_id, @changes);
 
 -- name: ListPolicyChanges :many
 SELECT * FROM compliance_policy_changes
@@ -67,14 +67,14 @@ ORDER BY placed_at;
 DELETE FROM number_calls WHERE organization_id = @organization_id AND phone_number = @phone_number AND placed_at <= @before;
 
 -- name: RecordNumberCall :exec
-INSERT INTO number_calls (organization_id, phone_number, attempt_id, placed_at) VALUES (?, ?, ?, ?)
+INSERT INTO number_calls (organization_id, phone_number, attempt_id, placed_at) VALUES (@organization_id, @phone_number, @attempt_id, @placed_at)
 ON CONFLICT DO NOTHING;
 
 -- name: ForgetNumberCall :exec
-DELETE FROM number_calls WHERE organization_id = ? AND phone_number = ? AND attempt_id = ?;
+DELETE FROM number_calls WHERE organization_id = @organization_id AND phone_number = @phone_number AND attempt_id = @attempt_id;
 
 -- name: SweepNumberCalls :execrows
-DELETE FROM number_calls WHERE placed_at < ?;
+DELETE FROM number_calls WHERE placed_at < @placed_at;
 
 -- name: OrganizationOfCampaign :one
-SELECT organization_id FROM campaigns WHERE id = ?;
+SELECT organization_id FROM campaigns WHERE id = @id;

@@ -1,6 +1,6 @@
 -- name: CreateConsoleSession :one
 INSERT INTO console_sessions (token_hash, csrf_token, api_key_id, organization_id, created_at, last_seen_at, expires_at)
-VALUES (?, ?, ?, ?, ?, ?, ?)
+VALUES (@token_hash, @csrf_token, @api_key_id, @organization_id, @created_at, @last_seen_at, @expires_at)
 RETURNING id;
 
 -- name: GetConsoleSession :one
@@ -15,14 +15,14 @@ UPDATE console_sessions SET last_seen_at = sqlc.arg(now), expires_at = sqlc.arg(
 WHERE id = sqlc.arg(id) AND last_seen_at <= sqlc.arg(stale_before);
 
 -- name: DeleteConsoleSession :execrows
-DELETE FROM console_sessions WHERE token_hash = ?;
+DELETE FROM console_sessions WHERE token_hash = @token_hash;
 
 -- name: DeleteExpiredConsoleSessions :execrows
-DELETE FROM console_sessions WHERE expires_at <= ?;
+DELETE FROM console_sessions WHERE expires_at <= @expires_at;
 
 -- name: CreateSignInLink :exec
 INSERT INTO console_sign_in_links (token_hash, api_key_id, organization_id, created_at, expires_at)
-VALUES (?, ?, ?, ?, ?);
+VALUES (@token_hash, @api_key_id, @organization_id, @created_at, @expires_at);
 
 -- name: RedeemSignInLink :one
 UPDATE console_sign_in_links SET used_at = sqlc.arg(now)
@@ -31,7 +31,7 @@ WHERE token_hash = sqlc.arg(token_hash) AND used_at IS NULL AND expires_at > sql
 RETURNING api_key_id, organization_id;
 
 -- name: DeleteExpiredSignInLinks :execrows
-DELETE FROM console_sign_in_links WHERE expires_at <= ?;
+DELETE FROM console_sign_in_links WHERE expires_at <= @expires_at;
 
 -- name: LiveConsoleSessionIDs :many
 -- Of the sessions ids, those not expired at now whose key is not revoked

@@ -1,17 +1,17 @@
 -- name: InsertContact :one
 INSERT INTO contacts (campaign_id, row_number, phone_number, timezone, context)
-VALUES (?, ?, ?, ?, ?) RETURNING id;
+VALUES (@campaign_id, @row_number, @phone_number, @timezone, @context) RETURNING id;
 
 -- name: GetContact :one
-SELECT * FROM contacts WHERE id = ?;
+SELECT * FROM contacts WHERE id = @id;
 
 -- name: FinalizeContact :execrows
 UPDATE contacts
-SET is_final = 1, outcome = ?, attempts = ?, last_call_at = ?, duration_seconds = ?, answered_by = ?
-WHERE id = ? AND is_final = 0;
+SET is_final = 1, outcome = @outcome, attempts = @attempts, last_call_at = @last_call_at, duration_seconds = @duration_seconds, answered_by = @answered_by
+WHERE id = @id AND is_final = 0;
 
 -- name: NoteContactAttempt :exec
-UPDATE contacts SET attempts = ?, last_call_at = ?, outcome = ? WHERE id = ?;
+UPDATE contacts SET attempts = @attempts, last_call_at = @last_call_at, outcome = @outcome WHERE id = @id;
 
 -- name: ListContacts :many
 -- A page of the campaign's contacts in row order (the report), each with the
@@ -21,4 +21,4 @@ SELECT contacts.*,
     (SELECT a.compliance FROM call_attempts a
      WHERE a.contact_id = contacts.id AND a.compliance IS NOT NULL
      ORDER BY a.attempt DESC LIMIT 1) AS last_compliance
-FROM contacts WHERE contacts.campaign_id = ? AND contacts.row_number > ? ORDER BY contacts.row_number LIMIT ?;
+FROM contacts WHERE contacts.campaign_id = @campaign_id AND contacts.row_number > @row_number ORDER BY contacts.row_number LIMIT @limit;

@@ -16,15 +16,15 @@ WHERE p.campaign_id = @parent_id AND p.row_number > @after_row AND p.row_number 
 ORDER BY p.row_number;
 
 -- name: LastContactRow :one
-SELECT CAST(COALESCE(MAX(row_number), 0) AS INTEGER) FROM contacts WHERE campaign_id = ?;
+SELECT CAST(COALESCE(MAX(row_number), 0) AS INTEGER) FROM contacts WHERE campaign_id = @campaign_id;
 
 -- name: ContactTimezonesAfter :many
 -- The contacts per timezone of campaign @campaign_id after row @row_number
 -- (a redial's chunk just copied).
-SELECT timezone, count(*) AS n FROM contacts WHERE campaign_id = ? AND row_number > ? GROUP BY timezone ORDER BY timezone;
+SELECT timezone, count(*) AS n FROM contacts WHERE campaign_id = @campaign_id AND row_number > @row_number GROUP BY timezone ORDER BY timezone;
 
 -- name: DiscardImport :exec
-UPDATE campaigns SET visibility = 'deleting' WHERE id = ? AND visibility = 'importing';
+UPDATE campaigns SET visibility = 'deleting' WHERE id = @id AND visibility = 'importing';
 
 -- name: HideCampaign :execrows
 -- DELETE /campaign/{id}: a draft or finished campaign with no call still to
@@ -56,4 +56,4 @@ DELETE FROM campaign_logs WHERE id IN (
     SELECT l.id FROM campaign_logs l WHERE l.campaign_id = @campaign_id LIMIT CAST(@max_rows AS INTEGER));
 
 -- name: DeleteHiddenCampaign :execrows
-DELETE FROM campaigns WHERE id = ? AND visibility != 'visible';
+DELETE FROM campaigns WHERE id = @id AND visibility != 'visible';

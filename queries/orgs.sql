@@ -1,12 +1,12 @@
 -- name: GetOrganizationByName :one
-SELECT * FROM organizations WHERE name = ?;
+SELECT * FROM organizations WHERE name = @name;
 
 -- name: CreateOrganization :one
-INSERT INTO organizations (name, created_at) VALUES (?, ?) RETURNING *;
+INSERT INTO organizations (name, created_at) VALUES (@name, @created_at) RETURNING *;
 
 -- name: CreateAPIKey :one
 INSERT INTO api_keys (organization_id, name, prefix, key_hash, created_at)
-VALUES (?, ?, ?, ?, ?) RETURNING *;
+VALUES (@organization_id, @name, @prefix, @key_hash, @created_at) RETURNING *;
 
 -- name: ListAPIKeys :many
 SELECT api_keys.*, organizations.name AS organization_name
@@ -14,14 +14,14 @@ FROM api_keys JOIN organizations ON organizations.id = api_keys.organization_id
 ORDER BY api_keys.id;
 
 -- name: RevokeAPIKey :execrows
-UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL;
+UPDATE api_keys SET revoked_at = @revoked_at WHERE id = @id AND revoked_at IS NULL;
 
 -- name: GetAPIKeyByID :one
-SELECT * FROM api_keys WHERE id = ?;
+SELECT * FROM api_keys WHERE id = @id;
 
 -- name: AuthenticateAPIKey :one
 SELECT api_keys.id, api_keys.organization_id
-FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL;
+FROM api_keys WHERE key_hash = @key_hash AND revoked_at IS NULL;
 
 -- name: LiveAPIKeyIDs :many
 -- Of the keys ids, those not revoked (an event stream's credential check).

@@ -1,7 +1,7 @@
 -- Lazily queued first attempts (store/queue.go).
 
 -- name: QueueCursor :one
-SELECT queued_through_row, last_row FROM campaigns WHERE id = ?;
+SELECT queued_through_row, last_row FROM campaigns WHERE id = @id;
 
 -- name: QueueChunkEnd :one
 -- The row number of the @size-th contact after row @after_row.
@@ -18,7 +18,7 @@ FROM contacts c WHERE c.campaign_id = @campaign_id AND c.row_number > @after_row
 ORDER BY c.row_number;
 
 -- name: SetQueuedThrough :exec
-UPDATE campaigns SET queued_through_row = ? WHERE id = ?;
+UPDATE campaigns SET queued_through_row = @queued_through_row WHERE id = @id;
 
 -- name: QueueStats :many
 -- The campaign's queued attempts by timezone, by whether they are due at
@@ -58,4 +58,4 @@ ON CONFLICT (campaign_id, timezone) DO UPDATE SET queued = queued + excluded.que
 -- name: UnqueuedZones :many
 -- Contacts whose first attempt is not queued yet (all due), by timezone.
 SELECT timezone, CAST(contacts - queued AS INTEGER) AS n FROM campaign_zones
-WHERE campaign_id = ? AND contacts > queued ORDER BY timezone;
+WHERE campaign_id = @campaign_id AND contacts > queued ORDER BY timezone;

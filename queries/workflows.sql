@@ -1,22 +1,22 @@
 -- name: InsertWorkflow :one
 INSERT INTO workflows (organization_id, name, definition, created_at, updated_at)
-VALUES (?, ?, ?, ?, ?) RETURNING *;
+VALUES (@organization_id, @name, @definition, @created_at, @updated_at) RETURNING *;
 
 -- name: GetWorkflow :one
-SELECT * FROM workflows WHERE id = ? AND organization_id = ?;
+SELECT * FROM workflows WHERE id = @id AND organization_id = @organization_id;
 
 -- name: ListWorkflows :many
-SELECT id, name, created_at, updated_at FROM workflows WHERE organization_id = ? ORDER BY id;
+SELECT id, name, created_at, updated_at FROM workflows WHERE organization_id = @organization_id ORDER BY id;
 
 -- name: WorkflowNameTaken :one
-SELECT count(*) FROM workflows WHERE organization_id = ? AND name = ? AND id != ?;
+SELECT count(*) FROM workflows WHERE organization_id = @organization_id AND name = @name AND id != @id;
 
 -- name: UpdateWorkflow :one
-UPDATE workflows SET name = ?, definition = ?, updated_at = ?
-WHERE id = ? AND organization_id = ? RETURNING *;
+UPDATE workflows SET name = @name, definition = @definition, updated_at = @updated_at
+WHERE id = @id AND organization_id = @organization_id RETURNING *;
 
 -- name: DeleteWorkflow :execrows
-DELETE FROM workflows WHERE id = ? AND organization_id = ?;
+DELETE FROM workflows WHERE id = @id AND organization_id = @organization_id;
 
 -- name: CountWorkflows :one
-SELECT count(*) FROM workflows WHERE organization_id = ?;
+SELECT count(*) FROM workflows WHERE organization_id = @organization_id;

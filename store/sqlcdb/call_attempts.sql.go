@@ -86,7 +86,7 @@ func (q *Queries) ClaimAttempts(ctx context.Context, arg ClaimAttemptsParams) ([
 }
 
 const countActiveAttempts = `-- name: CountActiveAttempts :one
-SELECT count(*) FROM call_attempts WHERE campaign_id = ? AND state IN ('dialing', 'in_flight')
+SELECT count(*) FROM call_attempts WHERE campaign_id = ?1 AND state IN ('dialing', 'in_flight')
 `
 
 func (q *Queries) CountActiveAttempts(ctx context.Context, campaignID int64) (int64, error) {
@@ -97,7 +97,7 @@ func (q *Queries) CountActiveAttempts(ctx context.Context, campaignID int64) (in
 }
 
 const countActiveCallerIDs = `-- name: CountActiveCallerIDs :one
-SELECT count(*) FROM phone_numbers WHERE telephony_configuration_id = ? AND is_active = 1
+SELECT count(*) FROM phone_numbers WHERE telephony_configuration_id = ?1 AND is_active = 1
 `
 
 func (q *Queries) CountActiveCallerIDs(ctx context.Context, telephonyConfigurationID int64) (int64, error) {
@@ -108,7 +108,7 @@ func (q *Queries) CountActiveCallerIDs(ctx context.Context, telephonyConfigurati
 }
 
 const expiredAttempts = `-- name: ExpiredAttempts :many
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts WHERE campaign_id = ? AND state IN ('dialing', 'in_flight') AND deadline_at <= ? ORDER BY id
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts WHERE campaign_id = ?1 AND state IN ('dialing', 'in_flight') AND deadline_at <= ?2 ORDER BY id
 `
 
 type ExpiredAttemptsParams struct {
@@ -212,7 +212,7 @@ func (q *Queries) FinishAttempt(ctx context.Context, arg FinishAttemptParams) (i
 }
 
 const getAttempt = `-- name: GetAttempt :one
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts WHERE id = ?
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts WHERE id = ?1
 `
 
 func (q *Queries) GetAttempt(ctx context.Context, id int64) (CallAttempt, error) {
@@ -249,7 +249,7 @@ func (q *Queries) GetAttempt(ctx context.Context, id int64) (CallAttempt, error)
 
 const inFlightAttemptIDsForConfig = `-- name: InFlightAttemptIDsForConfig :many
 SELECT a.id, CAST(a.answered_at IS NOT NULL AS INTEGER) AS answered FROM call_attempts a
-WHERE a.campaign_id IN (SELECT c.id FROM campaigns c WHERE c.telephony_configuration_id = ?)
+WHERE a.campaign_id IN (SELECT c.id FROM campaigns c WHERE c.telephony_configuration_id = ?1)
   AND a.state = 'in_flight'
 ORDER BY a.id
 `
@@ -288,7 +288,7 @@ func (q *Queries) InFlightAttemptIDsForConfig(ctx context.Context, telephonyConf
 
 const insertAttempt = `-- name: InsertAttempt :one
 INSERT INTO call_attempts (campaign_id, contact_id, contact_row, attempt, priority, due_at, timezone, phone_number)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id
 `
 
 type InsertAttemptParams struct {
@@ -319,7 +319,7 @@ func (q *Queries) InsertAttempt(ctx context.Context, arg InsertAttemptParams) (i
 }
 
 const lastAttemptOfContact = `-- name: LastAttemptOfContact :one
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts WHERE contact_id = ? ORDER BY attempt DESC LIMIT 1
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts WHERE contact_id = ?1 ORDER BY attempt DESC LIMIT 1
 `
 
 func (q *Queries) LastAttemptOfContact(ctx context.Context, contactID int64) (CallAttempt, error) {
@@ -617,7 +617,7 @@ func (q *Queries) MarkAttemptUnconfirmed(ctx context.Context, arg MarkAttemptUnc
 }
 
 const minDeadline = `-- name: MinDeadline :one
-SELECT CAST(COALESCE(MIN(deadline_at), 0) AS INTEGER) FROM call_attempts WHERE campaign_id = ? AND state IN ('dialing', 'in_flight')
+SELECT CAST(COALESCE(MIN(deadline_at), 0) AS INTEGER) FROM call_attempts WHERE campaign_id = ?1 AND state IN ('dialing', 'in_flight')
 `
 
 // Dialing attempts have a deadline too (set by the claim): one whose
@@ -688,7 +688,7 @@ func (q *Queries) NoteAttemptProgress(ctx context.Context, arg NoteAttemptProgre
 }
 
 const noteExecuted = `-- name: NoteExecuted :execrows
-UPDATE call_attempts SET executed = 1 WHERE id = ? AND executed = 0
+UPDATE call_attempts SET executed = 1 WHERE id = ?1 AND executed = 0
 `
 
 // Marks attempt id as a call the provider placed; one row the first time.
@@ -702,7 +702,7 @@ func (q *Queries) NoteExecuted(ctx context.Context, id int64) (int64, error) {
 
 const noteExecutedByProgress = `-- name: NoteExecutedByProgress :one
 UPDATE call_attempts SET executed = 1
-WHERE id = ? AND executed = 0 AND state IN ('dialing', 'in_flight')
+WHERE id = ?1 AND executed = 0 AND state IN ('dialing', 'in_flight')
 RETURNING campaign_id
 `
 
@@ -738,7 +738,7 @@ func (q *Queries) PickAndTouchCallerID(ctx context.Context, arg PickAndTouchCall
 
 const pickCallerID = `-- name: PickCallerID :one
 SELECT id, address_normalized FROM phone_numbers
-WHERE telephony_configuration_id = ? AND is_active = 1
+WHERE telephony_configuration_id = ?1 AND is_active = 1
 ORDER BY is_default_caller_id DESC, COALESCE(last_used_at, 0), id LIMIT 1
 `
 
@@ -775,7 +775,7 @@ func (q *Queries) RequeueAttempt(ctx context.Context, arg RequeueAttemptParams) 
 }
 
 const touchCallerID = `-- name: TouchCallerID :exec
-UPDATE phone_numbers SET last_used_at = ? WHERE id = ?
+UPDATE phone_numbers SET last_used_at = ?1 WHERE id = ?2
 `
 
 type TouchCallerIDParams struct {

@@ -11,7 +11,7 @@ import (
 )
 
 const insertLog = `-- name: InsertLog :one
-INSERT INTO campaign_logs (campaign_id, ts, level, event, message, details) VALUES (?, ?, ?, ?, ?, ?) RETURNING id
+INSERT INTO campaign_logs (campaign_id, ts, level, event, message, details) VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id
 `
 
 type InsertLogParams struct {
@@ -38,7 +38,7 @@ func (q *Queries) InsertLog(ctx context.Context, arg InsertLogParams) (int64, er
 }
 
 const lastLogID = `-- name: LastLogID :one
-SELECT CAST(COALESCE(MAX(id), 0) AS INTEGER) FROM campaign_logs WHERE campaign_id = ?
+SELECT CAST(COALESCE(MAX(id), 0) AS INTEGER) FROM campaign_logs WHERE campaign_id = ?1
 `
 
 func (q *Queries) LastLogID(ctx context.Context, campaignID int64) (int64, error) {
@@ -49,7 +49,7 @@ func (q *Queries) LastLogID(ctx context.Context, campaignID int64) (int64, error
 }
 
 const listLogs = `-- name: ListLogs :many
-SELECT id, campaign_id, ts, level, event, message, details FROM campaign_logs WHERE campaign_id = ? AND ts > ? ORDER BY id LIMIT ?
+SELECT id, campaign_id, ts, level, event, message, details FROM campaign_logs WHERE campaign_id = ?1 AND ts > ?2 ORDER BY id LIMIT ?3
 `
 
 type ListLogsParams struct {
@@ -90,7 +90,7 @@ func (q *Queries) ListLogs(ctx context.Context, arg ListLogsParams) ([]CampaignL
 }
 
 const logsAfterID = `-- name: LogsAfterID :many
-SELECT id, campaign_id, ts, level, event, message, details FROM campaign_logs WHERE campaign_id = ? AND id > ? ORDER BY id LIMIT ?
+SELECT id, campaign_id, ts, level, event, message, details FROM campaign_logs WHERE campaign_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3
 `
 
 type LogsAfterIDParams struct {
@@ -131,7 +131,7 @@ func (q *Queries) LogsAfterID(ctx context.Context, arg LogsAfterIDParams) ([]Cam
 }
 
 const recentLogs = `-- name: RecentLogs :many
-SELECT id, campaign_id, ts, level, event, message, details FROM (SELECT id, campaign_id, ts, level, event, message, details FROM campaign_logs l WHERE l.campaign_id = ? ORDER BY l.id DESC LIMIT 50) ORDER BY id
+SELECT id, campaign_id, ts, level, event, message, details FROM (SELECT id, campaign_id, ts, level, event, message, details FROM campaign_logs l WHERE l.campaign_id = ?1 ORDER BY l.id DESC LIMIT 50) ORDER BY id
 `
 
 func (q *Queries) RecentLogs(ctx context.Context, campaignID int64) ([]CampaignLog, error) {
@@ -221,7 +221,7 @@ func (q *Queries) RecentLogsOfCampaigns(ctx context.Context, ids []int64) ([]Cam
 }
 
 const updateLog = `-- name: UpdateLog :exec
-UPDATE campaign_logs SET ts = ?, message = ?, details = ? WHERE id = ?
+UPDATE campaign_logs SET ts = ?1, message = ?2, details = ?3 WHERE id = ?4
 `
 
 type UpdateLogParams struct {

@@ -84,7 +84,7 @@ const campaignSnapshot = `-- name: CampaignSnapshot :one
 SELECT id, organization_id, state, total_rows, processed_rows, failed_rows, executed_count,
        max_concurrency, next_dial_at, calls_answered, calls_voicemail, calls_busy, calls_no_answer,
        calls_failed, calls_canceled, calls_unknown, calls_suppressed
-FROM campaigns WHERE id = ? AND visibility = 'visible'
+FROM campaigns WHERE id = ?1 AND visibility = 'visible'
 `
 
 type CampaignSnapshotRow struct {
@@ -134,7 +134,7 @@ func (q *Queries) CampaignSnapshot(ctx context.Context, id int64) (CampaignSnaps
 }
 
 const campaignZoneSets = `-- name: CampaignZoneSets :one
-SELECT zone_sets FROM campaigns WHERE id = ?
+SELECT zone_sets FROM campaigns WHERE id = ?1
 `
 
 func (q *Queries) CampaignZoneSets(ctx context.Context, id int64) (string, error) {
@@ -145,8 +145,8 @@ func (q *Queries) CampaignZoneSets(ctx context.Context, id int64) (string, error
 }
 
 const cancelCampaign = `-- name: CancelCampaign :execrows
-UPDATE campaigns SET state = 'cancelled', cancelled_at = ?, updated_at = ?, next_dial_at = NULL
-WHERE id = ? AND state IN ('draft', 'running', 'paused')
+UPDATE campaigns SET state = 'cancelled', cancelled_at = ?1, updated_at = ?2, next_dial_at = NULL
+WHERE id = ?3 AND state IN ('draft', 'running', 'paused')
 `
 
 type CancelCampaignParams struct {
@@ -164,8 +164,8 @@ func (q *Queries) CancelCampaign(ctx context.Context, arg CancelCampaignParams) 
 }
 
 const completeCampaign = `-- name: CompleteCampaign :execrows
-UPDATE campaigns SET state = 'completed', completed_at = ?, updated_at = ?, next_dial_at = NULL
-WHERE id = ? AND state = 'running' AND processed_rows >= total_rows
+UPDATE campaigns SET state = 'completed', completed_at = ?1, updated_at = ?2, next_dial_at = NULL
+WHERE id = ?3 AND state = 'running' AND processed_rows >= total_rows
 `
 
 type CompleteCampaignParams struct {
@@ -184,7 +184,7 @@ func (q *Queries) CompleteCampaign(ctx context.Context, arg CompleteCampaignPara
 
 const countActiveAttemptsForConfig = `-- name: CountActiveAttemptsForConfig :one
 SELECT count(*) FROM call_attempts a
-WHERE a.campaign_id IN (SELECT c.id FROM campaigns c WHERE c.telephony_configuration_id = ?)
+WHERE a.campaign_id IN (SELECT c.id FROM campaigns c WHERE c.telephony_configuration_id = ?1)
   AND a.state IN ('dialing', 'in_flight')
 `
 
@@ -198,7 +198,7 @@ func (q *Queries) CountActiveAttemptsForConfig(ctx context.Context, telephonyCon
 }
 
 const countUnfinishedCampaignsForConfig = `-- name: CountUnfinishedCampaignsForConfig :one
-SELECT count(*) FROM campaigns WHERE telephony_configuration_id = ? AND state IN ('draft', 'running', 'paused') AND visibility != 'deleting'
+SELECT count(*) FROM campaigns WHERE telephony_configuration_id = ?1 AND state IN ('draft', 'running', 'paused') AND visibility != 'deleting'
 `
 
 func (q *Queries) CountUnfinishedCampaignsForConfig(ctx context.Context, telephonyConfigurationID int64) (int64, error) {
@@ -209,7 +209,7 @@ func (q *Queries) CountUnfinishedCampaignsForConfig(ctx context.Context, telepho
 }
 
 const countUnfinishedCampaignsForWorkflow = `-- name: CountUnfinishedCampaignsForWorkflow :one
-SELECT count(*) FROM campaigns WHERE workflow_id = ? AND state IN ('draft', 'running', 'paused') AND visibility != 'deleting'
+SELECT count(*) FROM campaigns WHERE workflow_id = ?1 AND state IN ('draft', 'running', 'paused') AND visibility != 'deleting'
 `
 
 func (q *Queries) CountUnfinishedCampaignsForWorkflow(ctx context.Context, workflowID int64) (int64, error) {
@@ -224,7 +224,7 @@ SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.teleph
        CAST(COALESCE(d.definition, '{}') AS TEXT) AS workflow_definition
 FROM campaigns c LEFT JOIN telephony_configs t ON t.id = c.telephony_configuration_id
 LEFT JOIN campaign_definitions d ON d.campaign_id = c.id
-WHERE c.id = ? AND c.organization_id = ? AND c.visibility = 'visible'
+WHERE c.id = ?1 AND c.organization_id = ?2 AND c.visibility = 'visible'
 `
 
 type GetCampaignParams struct {
@@ -340,7 +340,7 @@ SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.teleph
        CAST(COALESCE(d.definition, '{}') AS TEXT) AS workflow_definition
 FROM campaigns c LEFT JOIN telephony_configs t ON t.id = c.telephony_configuration_id
 LEFT JOIN campaign_definitions d ON d.campaign_id = c.id
-WHERE c.id = ? AND c.visibility = 'visible'
+WHERE c.id = ?1 AND c.visibility = 'visible'
 `
 
 type GetCampaignByIDRow struct {
@@ -447,7 +447,7 @@ func (q *Queries) GetCampaignByID(ctx context.Context, id int64) (GetCampaignByI
 }
 
 const getCampaignRetryConfig = `-- name: GetCampaignRetryConfig :one
-SELECT retry_config FROM campaigns WHERE id = ?
+SELECT retry_config FROM campaigns WHERE id = ?1
 `
 
 func (q *Queries) GetCampaignRetryConfig(ctx context.Context, id int64) (string, error) {
@@ -462,7 +462,7 @@ INSERT INTO campaigns (organization_id, name, workflow_id, workflow_name,
                        telephony_configuration_id, config_name_at_create, source_type, source_id, default_country, retry_config,
                        schedule_config, circuit_breaker, max_concurrency, rate_limit_per_second,
                        parent_campaign_id, created_at, updated_at, visibility)
-VALUES (?, ?, ?, ?, ?, ?, 'csv', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'importing') RETURNING id
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'csv', ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, 'importing') RETURNING id
 `
 
 type InsertCampaignParams struct {
@@ -509,7 +509,7 @@ func (q *Queries) InsertCampaign(ctx context.Context, arg InsertCampaignParams) 
 }
 
 const insertCampaignDefinition = `-- name: InsertCampaignDefinition :exec
-INSERT INTO campaign_definitions (campaign_id, definition) VALUES (?, ?)
+INSERT INTO campaign_definitions (campaign_id, definition) VALUES (?1, ?2)
 `
 
 type InsertCampaignDefinitionParams struct {
@@ -526,8 +526,8 @@ const listCampaigns = `-- name: ListCampaigns :many
 SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.telephony_configuration_id, c.config_name_at_create, c.state, c.source_type, c.source_id, c.columns, c.default_country, c.retry_config, c.schedule_config, c.circuit_breaker, c.max_concurrency, c.rate_limit_per_second, c.total_rows, c.processed_rows, c.failed_rows, c.executed_count, c.total_queued_count, c.parent_campaign_id, c.redialed_campaign_id, c.next_dial_at, c.breaker_reset_at, c.created_at, c.updated_at, c.started_at, c.completed_at, c.cancelled_at, c.visibility, c.timezones, c.last_row, c.queued_through_row, c.zone_sets, c.calls_answered, c.calls_voicemail, c.calls_busy, c.calls_no_answer, c.calls_failed, c.calls_canceled, c.calls_unknown, c.calls_suppressed, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony_configuration_name,
        CAST('' AS TEXT) AS workflow_definition
 FROM campaigns c LEFT JOIN telephony_configs t ON t.id = c.telephony_configuration_id
-WHERE c.organization_id = ? AND c.id < ? AND c.visibility = 'visible'
-ORDER BY c.id DESC LIMIT ?
+WHERE c.organization_id = ?1 AND c.id < ?2 AND c.visibility = 'visible'
+ORDER BY c.id DESC LIMIT ?3
 `
 
 type ListCampaignsParams struct {
@@ -716,8 +716,8 @@ func (q *Queries) PublishCampaign(ctx context.Context, arg PublishCampaignParams
 }
 
 const resumeCampaign = `-- name: ResumeCampaign :execrows
-UPDATE campaigns SET state = 'running', breaker_reset_at = ?, updated_at = ?
-WHERE id = ? AND state = 'paused'
+UPDATE campaigns SET state = 'running', breaker_reset_at = ?1, updated_at = ?2
+WHERE id = ?3 AND state = 'paused'
 `
 
 type ResumeCampaignParams struct {
@@ -762,7 +762,7 @@ func (q *Queries) RunningCampaignIDs(ctx context.Context) ([]int64, error) {
 }
 
 const setNextDialAt = `-- name: SetNextDialAt :exec
-UPDATE campaigns SET next_dial_at = ? WHERE id = ?
+UPDATE campaigns SET next_dial_at = ?1 WHERE id = ?2
 `
 
 type SetNextDialAtParams struct {
@@ -776,7 +776,7 @@ func (q *Queries) SetNextDialAt(ctx context.Context, arg SetNextDialAtParams) er
 }
 
 const setRedialed = `-- name: SetRedialed :execrows
-UPDATE campaigns SET redialed_campaign_id = ?, updated_at = ? WHERE id = ? AND redialed_campaign_id IS NULL
+UPDATE campaigns SET redialed_campaign_id = ?1, updated_at = ?2 WHERE id = ?3 AND redialed_campaign_id IS NULL
 `
 
 type SetRedialedParams struct {
@@ -795,8 +795,8 @@ func (q *Queries) SetRedialed(ctx context.Context, arg SetRedialedParams) (int64
 
 const startCampaign = `-- name: StartCampaign :execrows
 UPDATE campaigns
-SET state = 'running', started_at = COALESCE(started_at, ?), breaker_reset_at = ?, updated_at = ?
-WHERE id = ? AND state IN ('draft', 'paused')
+SET state = 'running', started_at = COALESCE(started_at, ?1), breaker_reset_at = ?2, updated_at = ?3
+WHERE id = ?4 AND state IN ('draft', 'paused')
 `
 
 type StartCampaignParams struct {
@@ -821,8 +821,8 @@ func (q *Queries) StartCampaign(ctx context.Context, arg StartCampaignParams) (i
 
 const unfinishedCampaignIDs = `-- name: UnfinishedCampaignIDs :many
 SELECT id FROM campaigns
-WHERE organization_id = ? AND state IN ('draft', 'running', 'paused') AND visibility = 'visible'
-ORDER BY id DESC LIMIT ?
+WHERE organization_id = ?1 AND state IN ('draft', 'running', 'paused') AND visibility = 'visible'
+ORDER BY id DESC LIMIT ?2
 `
 
 type UnfinishedCampaignIDsParams struct {
@@ -857,9 +857,9 @@ func (q *Queries) UnfinishedCampaignIDs(ctx context.Context, arg UnfinishedCampa
 
 const updateCampaignSettings = `-- name: UpdateCampaignSettings :exec
 UPDATE campaigns
-SET name = ?, retry_config = ?, max_concurrency = ?, rate_limit_per_second = ?, schedule_config = ?,
-    circuit_breaker = ?, updated_at = ?
-WHERE id = ?
+SET name = ?1, retry_config = ?2, max_concurrency = ?3, rate_limit_per_second = ?4, schedule_config = ?5,
+    circuit_breaker = ?6, updated_at = ?7
+WHERE id = ?8
 `
 
 type UpdateCampaignSettingsParams struct {

@@ -41,7 +41,7 @@ func (q *Queries) ActiveSuppression(ctx context.Context, arg ActiveSuppressionPa
 }
 
 const deleteSuppression = `-- name: DeleteSuppression :execrows
-DELETE FROM suppressions WHERE id = ? AND organization_id = ?
+DELETE FROM suppressions WHERE id = ?1 AND organization_id = ?2
 `
 
 type DeleteSuppressionParams struct {
@@ -120,7 +120,7 @@ func (q *Queries) FindSuppression(ctx context.Context, arg FindSuppressionParams
 }
 
 const forgetNumberCall = `-- name: ForgetNumberCall :exec
-DELETE FROM number_calls WHERE organization_id = ? AND phone_number = ? AND attempt_id = ?
+DELETE FROM number_calls WHERE organization_id = ?1 AND phone_number = ?2 AND attempt_id = ?3
 `
 
 type ForgetNumberCallParams struct {
@@ -150,7 +150,7 @@ func (q *Queries) ForgetNumberCallsBefore(ctx context.Context, arg ForgetNumberC
 }
 
 const getCompliancePolicy = `-- name: GetCompliancePolicy :one
-SELECT organization_id, version, policy, updated_at FROM compliance_policies WHERE organization_id = ?
+SELECT organization_id, version, policy, updated_at FROM compliance_policies WHERE organization_id = ?1
 `
 
 func (q *Queries) GetCompliancePolicy(ctx context.Context, organizationID int64) (CompliancePolicy, error) {
@@ -166,7 +166,7 @@ func (q *Queries) GetCompliancePolicy(ctx context.Context, organizationID int64)
 }
 
 const insertPolicyChange = `-- name: InsertPolicyChange :exec
-INSERT INTO compliance_policy_changes (organization_id, version, changed_at, api_key_id, changes) VALUES (?, ?, ?, ?, ?)
+INSERT INTO compliance_policy_changes (organization_id, version, changed_at, api_key_id, changes) VALUES (?1, ?2, ?3, ?4, ?5)
 `
 
 type InsertPolicyChangeParams struct {
@@ -341,7 +341,7 @@ func (q *Queries) NumberCallsSince(ctx context.Context, arg NumberCallsSincePara
 }
 
 const organizationOfCampaign = `-- name: OrganizationOfCampaign :one
-SELECT organization_id FROM campaigns WHERE id = ?
+SELECT organization_id FROM campaigns WHERE id = ?1
 `
 
 func (q *Queries) OrganizationOfCampaign(ctx context.Context, id int64) (int64, error) {
@@ -352,7 +352,7 @@ func (q *Queries) OrganizationOfCampaign(ctx context.Context, id int64) (int64, 
 }
 
 const recordNumberCall = `-- name: RecordNumberCall :exec
-INSERT INTO number_calls (organization_id, phone_number, attempt_id, placed_at) VALUES (?, ?, ?, ?)
+INSERT INTO number_calls (organization_id, phone_number, attempt_id, placed_at) VALUES (?1, ?2, ?3, ?4)
 ON CONFLICT DO NOTHING
 `
 
@@ -406,7 +406,7 @@ func (q *Queries) ReviveSuppressions(ctx context.Context, arg ReviveSuppressions
 }
 
 const saveCompliancePolicy = `-- name: SaveCompliancePolicy :exec
-INSERT INTO compliance_policies (organization_id, version, policy, updated_at) VALUES (?, ?, ?, ?)
+INSERT INTO compliance_policies (organization_id, version, policy, updated_at) VALUES (?1, ?2, ?3, ?4)
 ON CONFLICT (organization_id) DO UPDATE SET version = excluded.version, policy = excluded.policy, updated_at = excluded.updated_at
 `
 
@@ -428,7 +428,7 @@ func (q *Queries) SaveCompliancePolicy(ctx context.Context, arg SaveCompliancePo
 }
 
 const sweepNumberCalls = `-- name: SweepNumberCalls :execrows
-DELETE FROM number_calls WHERE placed_at < ?
+DELETE FROM number_calls WHERE placed_at < ?1
 `
 
 func (q *Queries) SweepNumberCalls(ctx context.Context, placedAt int64) (int64, error) {

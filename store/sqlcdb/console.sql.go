@@ -13,7 +13,7 @@ import (
 
 const createConsoleSession = `-- name: CreateConsoleSession :one
 INSERT INTO console_sessions (token_hash, csrf_token, api_key_id, organization_id, created_at, last_seen_at, expires_at)
-VALUES (?, ?, ?, ?, ?, ?, ?)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
 RETURNING id
 `
 
@@ -44,7 +44,7 @@ func (q *Queries) CreateConsoleSession(ctx context.Context, arg CreateConsoleSes
 
 const createSignInLink = `-- name: CreateSignInLink :exec
 INSERT INTO console_sign_in_links (token_hash, api_key_id, organization_id, created_at, expires_at)
-VALUES (?, ?, ?, ?, ?)
+VALUES (?1, ?2, ?3, ?4, ?5)
 `
 
 type CreateSignInLinkParams struct {
@@ -67,7 +67,7 @@ func (q *Queries) CreateSignInLink(ctx context.Context, arg CreateSignInLinkPara
 }
 
 const deleteConsoleSession = `-- name: DeleteConsoleSession :execrows
-DELETE FROM console_sessions WHERE token_hash = ?
+DELETE FROM console_sessions WHERE token_hash = ?1
 `
 
 func (q *Queries) DeleteConsoleSession(ctx context.Context, tokenHash []byte) (int64, error) {
@@ -79,7 +79,7 @@ func (q *Queries) DeleteConsoleSession(ctx context.Context, tokenHash []byte) (i
 }
 
 const deleteExpiredConsoleSessions = `-- name: DeleteExpiredConsoleSessions :execrows
-DELETE FROM console_sessions WHERE expires_at <= ?
+DELETE FROM console_sessions WHERE expires_at <= ?1
 `
 
 func (q *Queries) DeleteExpiredConsoleSessions(ctx context.Context, expiresAt int64) (int64, error) {
@@ -91,7 +91,7 @@ func (q *Queries) DeleteExpiredConsoleSessions(ctx context.Context, expiresAt in
 }
 
 const deleteExpiredSignInLinks = `-- name: DeleteExpiredSignInLinks :execrows
-DELETE FROM console_sign_in_links WHERE expires_at <= ?
+DELETE FROM console_sign_in_links WHERE expires_at <= ?1
 `
 
 func (q *Queries) DeleteExpiredSignInLinks(ctx context.Context, expiresAt int64) (int64, error) {

@@ -12,8 +12,8 @@ import (
 
 const finalizeContact = `-- name: FinalizeContact :execrows
 UPDATE contacts
-SET is_final = 1, outcome = ?, attempts = ?, last_call_at = ?, duration_seconds = ?, answered_by = ?
-WHERE id = ? AND is_final = 0
+SET is_final = 1, outcome = ?1, attempts = ?2, last_call_at = ?3, duration_seconds = ?4, answered_by = ?5
+WHERE id = ?6 AND is_final = 0
 `
 
 type FinalizeContactParams struct {
@@ -41,7 +41,7 @@ func (q *Queries) FinalizeContact(ctx context.Context, arg FinalizeContactParams
 }
 
 const getContact = `-- name: GetContact :one
-SELECT id, campaign_id, row_number, phone_number, timezone, context, is_final, outcome, attempts, last_call_at, duration_seconds, answered_by FROM contacts WHERE id = ?
+SELECT id, campaign_id, row_number, phone_number, timezone, context, is_final, outcome, attempts, last_call_at, duration_seconds, answered_by FROM contacts WHERE id = ?1
 `
 
 func (q *Queries) GetContact(ctx context.Context, id int64) (Contact, error) {
@@ -66,7 +66,7 @@ func (q *Queries) GetContact(ctx context.Context, id int64) (Contact, error) {
 
 const insertContact = `-- name: InsertContact :one
 INSERT INTO contacts (campaign_id, row_number, phone_number, timezone, context)
-VALUES (?, ?, ?, ?, ?) RETURNING id
+VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id
 `
 
 type InsertContactParams struct {
@@ -95,7 +95,7 @@ SELECT contacts.id, contacts.campaign_id, contacts.row_number, contacts.phone_nu
     (SELECT a.compliance FROM call_attempts a
      WHERE a.contact_id = contacts.id AND a.compliance IS NOT NULL
      ORDER BY a.attempt DESC LIMIT 1) AS last_compliance
-FROM contacts WHERE contacts.campaign_id = ? AND contacts.row_number > ? ORDER BY contacts.row_number LIMIT ?
+FROM contacts WHERE contacts.campaign_id = ?1 AND contacts.row_number > ?2 ORDER BY contacts.row_number LIMIT ?3
 `
 
 type ListContactsParams struct {
@@ -161,7 +161,7 @@ func (q *Queries) ListContacts(ctx context.Context, arg ListContactsParams) ([]L
 }
 
 const noteContactAttempt = `-- name: NoteContactAttempt :exec
-UPDATE contacts SET attempts = ?, last_call_at = ?, outcome = ? WHERE id = ?
+UPDATE contacts SET attempts = ?1, last_call_at = ?2, outcome = ?3 WHERE id = ?4
 `
 
 type NoteContactAttemptParams struct {

@@ -11,7 +11,7 @@ import (
 )
 
 const contactTimezonesAfter = `-- name: ContactTimezonesAfter :many
-SELECT timezone, count(*) AS n FROM contacts WHERE campaign_id = ? AND row_number > ? GROUP BY timezone ORDER BY timezone
+SELECT timezone, count(*) AS n FROM contacts WHERE campaign_id = ?1 AND row_number > ?2 GROUP BY timezone ORDER BY timezone
 `
 
 type ContactTimezonesAfterParams struct {
@@ -90,7 +90,7 @@ func (q *Queries) CopyRedialContacts(ctx context.Context, arg CopyRedialContacts
 }
 
 const deleteHiddenCampaign = `-- name: DeleteHiddenCampaign :execrows
-DELETE FROM campaigns WHERE id = ? AND visibility != 'visible'
+DELETE FROM campaigns WHERE id = ?1 AND visibility != 'visible'
 `
 
 func (q *Queries) DeleteHiddenCampaign(ctx context.Context, id int64) (int64, error) {
@@ -102,7 +102,7 @@ func (q *Queries) DeleteHiddenCampaign(ctx context.Context, id int64) (int64, er
 }
 
 const discardImport = `-- name: DiscardImport :exec
-UPDATE campaigns SET visibility = 'deleting' WHERE id = ? AND visibility = 'importing'
+UPDATE campaigns SET visibility = 'deleting' WHERE id = ?1 AND visibility = 'importing'
 `
 
 func (q *Queries) DiscardImport(ctx context.Context, id int64) error {
@@ -161,7 +161,7 @@ func (q *Queries) HideCampaign(ctx context.Context, arg HideCampaignParams) (int
 }
 
 const lastContactRow = `-- name: LastContactRow :one
-SELECT CAST(COALESCE(MAX(row_number), 0) AS INTEGER) FROM contacts WHERE campaign_id = ?
+SELECT CAST(COALESCE(MAX(row_number), 0) AS INTEGER) FROM contacts WHERE campaign_id = ?1
 `
 
 func (q *Queries) LastContactRow(ctx context.Context, campaignID int64) (int64, error) {

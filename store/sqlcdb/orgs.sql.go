@@ -13,7 +13,7 @@ import (
 
 const authenticateAPIKey = `-- name: AuthenticateAPIKey :one
 SELECT api_keys.id, api_keys.organization_id
-FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL
+FROM api_keys WHERE key_hash = ?1 AND revoked_at IS NULL
 `
 
 type AuthenticateAPIKeyRow struct {
@@ -30,7 +30,7 @@ func (q *Queries) AuthenticateAPIKey(ctx context.Context, keyHash []byte) (Authe
 
 const createAPIKey = `-- name: CreateAPIKey :one
 INSERT INTO api_keys (organization_id, name, prefix, key_hash, created_at)
-VALUES (?, ?, ?, ?, ?) RETURNING id, organization_id, name, prefix, key_hash, created_at, revoked_at
+VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id, organization_id, name, prefix, key_hash, created_at, revoked_at
 `
 
 type CreateAPIKeyParams struct {
@@ -63,7 +63,7 @@ func (q *Queries) CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (Api
 }
 
 const createOrganization = `-- name: CreateOrganization :one
-INSERT INTO organizations (name, created_at) VALUES (?, ?) RETURNING id, name, created_at
+INSERT INTO organizations (name, created_at) VALUES (?1, ?2) RETURNING id, name, created_at
 `
 
 type CreateOrganizationParams struct {
@@ -79,7 +79,7 @@ func (q *Queries) CreateOrganization(ctx context.Context, arg CreateOrganization
 }
 
 const getAPIKeyByID = `-- name: GetAPIKeyByID :one
-SELECT id, organization_id, name, prefix, key_hash, created_at, revoked_at FROM api_keys WHERE id = ?
+SELECT id, organization_id, name, prefix, key_hash, created_at, revoked_at FROM api_keys WHERE id = ?1
 `
 
 func (q *Queries) GetAPIKeyByID(ctx context.Context, id int64) (ApiKey, error) {
@@ -98,7 +98,7 @@ func (q *Queries) GetAPIKeyByID(ctx context.Context, id int64) (ApiKey, error) {
 }
 
 const getOrganizationByName = `-- name: GetOrganizationByName :one
-SELECT id, name, created_at FROM organizations WHERE name = ?
+SELECT id, name, created_at FROM organizations WHERE name = ?1
 `
 
 func (q *Queries) GetOrganizationByName(ctx context.Context, name string) (Organization, error) {
@@ -196,7 +196,7 @@ func (q *Queries) LiveAPIKeyIDs(ctx context.Context, ids []int64) ([]int64, erro
 }
 
 const revokeAPIKey = `-- name: RevokeAPIKey :execrows
-UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL
+UPDATE api_keys SET revoked_at = ?1 WHERE id = ?2 AND revoked_at IS NULL
 `
 
 type RevokeAPIKeyParams struct {

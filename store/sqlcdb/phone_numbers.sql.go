@@ -11,8 +11,8 @@ import (
 )
 
 const clearDefaultCallerID = `-- name: ClearDefaultCallerID :exec
-UPDATE phone_numbers SET is_default_caller_id = 0, updated_at = ?
-WHERE telephony_configuration_id = ? AND is_default_caller_id = 1 AND id != ?
+UPDATE phone_numbers SET is_default_caller_id = 0, updated_at = ?1
+WHERE telephony_configuration_id = ?2 AND is_default_caller_id = 1 AND id != ?3
 `
 
 type ClearDefaultCallerIDParams struct {
@@ -27,7 +27,7 @@ func (q *Queries) ClearDefaultCallerID(ctx context.Context, arg ClearDefaultCall
 }
 
 const deletePhoneNumber = `-- name: DeletePhoneNumber :execrows
-DELETE FROM phone_numbers WHERE id = ? AND telephony_configuration_id = ? AND organization_id = ?
+DELETE FROM phone_numbers WHERE id = ?1 AND telephony_configuration_id = ?2 AND organization_id = ?3
 `
 
 type DeletePhoneNumberParams struct {
@@ -45,7 +45,7 @@ func (q *Queries) DeletePhoneNumber(ctx context.Context, arg DeletePhoneNumberPa
 }
 
 const getPhoneNumber = `-- name: GetPhoneNumber :one
-SELECT id, organization_id, telephony_configuration_id, address, address_normalized, address_type, country_code, label, is_active, is_default_caller_id, last_used_at, created_at, updated_at FROM phone_numbers WHERE id = ? AND telephony_configuration_id = ? AND organization_id = ?
+SELECT id, organization_id, telephony_configuration_id, address, address_normalized, address_type, country_code, label, is_active, is_default_caller_id, last_used_at, created_at, updated_at FROM phone_numbers WHERE id = ?1 AND telephony_configuration_id = ?2 AND organization_id = ?3
 `
 
 type GetPhoneNumberParams struct {
@@ -78,7 +78,7 @@ func (q *Queries) GetPhoneNumber(ctx context.Context, arg GetPhoneNumberParams) 
 const insertPhoneNumber = `-- name: InsertPhoneNumber :one
 INSERT INTO phone_numbers (organization_id, telephony_configuration_id, address, address_normalized, address_type,
                            country_code, label, is_active, is_default_caller_id, created_at, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?) RETURNING id, organization_id, telephony_configuration_id, address, address_normalized, address_type, country_code, label, is_active, is_default_caller_id, last_used_at, created_at, updated_at
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?9, ?10) RETURNING id, organization_id, telephony_configuration_id, address, address_normalized, address_type, country_code, label, is_active, is_default_caller_id, last_used_at, created_at, updated_at
 `
 
 type InsertPhoneNumberParams struct {
@@ -127,7 +127,7 @@ func (q *Queries) InsertPhoneNumber(ctx context.Context, arg InsertPhoneNumberPa
 }
 
 const listPhoneNumbers = `-- name: ListPhoneNumbers :many
-SELECT id, organization_id, telephony_configuration_id, address, address_normalized, address_type, country_code, label, is_active, is_default_caller_id, last_used_at, created_at, updated_at FROM phone_numbers WHERE telephony_configuration_id = ? AND organization_id = ? ORDER BY id
+SELECT id, organization_id, telephony_configuration_id, address, address_normalized, address_type, country_code, label, is_active, is_default_caller_id, last_used_at, created_at, updated_at FROM phone_numbers WHERE telephony_configuration_id = ?1 AND organization_id = ?2 ORDER BY id
 `
 
 type ListPhoneNumbersParams struct {
@@ -173,7 +173,7 @@ func (q *Queries) ListPhoneNumbers(ctx context.Context, arg ListPhoneNumbersPara
 }
 
 const phoneAddressTaken = `-- name: PhoneAddressTaken :one
-SELECT count(*) FROM phone_numbers WHERE organization_id = ? AND address_normalized = ? AND id != ?
+SELECT count(*) FROM phone_numbers WHERE organization_id = ?1 AND address_normalized = ?2 AND id != ?3
 `
 
 type PhoneAddressTakenParams struct {
@@ -190,8 +190,8 @@ func (q *Queries) PhoneAddressTaken(ctx context.Context, arg PhoneAddressTakenPa
 }
 
 const updatePhoneNumber = `-- name: UpdatePhoneNumber :one
-UPDATE phone_numbers SET label = ?, is_active = ?, is_default_caller_id = ?, updated_at = ?
-WHERE id = ? AND organization_id = ? RETURNING id, organization_id, telephony_configuration_id, address, address_normalized, address_type, country_code, label, is_active, is_default_caller_id, last_used_at, created_at, updated_at
+UPDATE phone_numbers SET label = ?1, is_active = ?2, is_default_caller_id = ?3, updated_at = ?4
+WHERE id = ?5 AND organization_id = ?6 RETURNING id, organization_id, telephony_configuration_id, address, address_normalized, address_type, country_code, label, is_active, is_default_caller_id, last_used_at, created_at, updated_at
 `
 
 type UpdatePhoneNumberParams struct {

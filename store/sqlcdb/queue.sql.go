@@ -70,7 +70,7 @@ func (q *Queries) QueueChunkEnd(ctx context.Context, arg QueueChunkEndParams) (i
 
 const queueCursor = `-- name: QueueCursor :one
 
-SELECT queued_through_row, last_row FROM campaigns WHERE id = ?
+SELECT queued_through_row, last_row FROM campaigns WHERE id = ?1
 `
 
 type QueueCursorRow struct {
@@ -205,7 +205,7 @@ func (q *Queries) RowsWithTimezone(ctx context.Context, arg RowsWithTimezonePara
 }
 
 const setQueuedThrough = `-- name: SetQueuedThrough :exec
-UPDATE campaigns SET queued_through_row = ? WHERE id = ?
+UPDATE campaigns SET queued_through_row = ?1 WHERE id = ?2
 `
 
 type SetQueuedThroughParams struct {
@@ -220,7 +220,7 @@ func (q *Queries) SetQueuedThrough(ctx context.Context, arg SetQueuedThroughPara
 
 const unqueuedZones = `-- name: UnqueuedZones :many
 SELECT timezone, CAST(contacts - queued AS INTEGER) AS n FROM campaign_zones
-WHERE campaign_id = ? AND contacts > queued ORDER BY timezone
+WHERE campaign_id = ?1 AND contacts > queued ORDER BY timezone
 `
 
 type UnqueuedZonesRow struct {

@@ -10,7 +10,7 @@ import (
 )
 
 const forgetExpiredReplayKey = `-- name: ForgetExpiredReplayKey :exec
-DELETE FROM webhook_replays WHERE key = ? AND expires_at <= ?
+DELETE FROM webhook_replays WHERE key = ?1 AND expires_at <= ?2
 `
 
 type ForgetExpiredReplayKeyParams struct {
@@ -42,7 +42,7 @@ func (q *Queries) PurgeReplayKeys(ctx context.Context, arg PurgeReplayKeysParams
 }
 
 const recordReplayKey = `-- name: RecordReplayKey :execrows
-INSERT INTO webhook_replays (key, expires_at) VALUES (?, ?) ON CONFLICT (key) DO NOTHING
+INSERT INTO webhook_replays (key, expires_at) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING
 `
 
 type RecordReplayKeyParams struct {

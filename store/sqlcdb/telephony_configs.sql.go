@@ -10,8 +10,8 @@ import (
 )
 
 const clearDefaultOutbound = `-- name: ClearDefaultOutbound :exec
-UPDATE telephony_configs SET is_default_outbound = 0, updated_at = ?
-WHERE organization_id = ? AND is_default_outbound = 1 AND id != ?
+UPDATE telephony_configs SET is_default_outbound = 0, updated_at = ?1
+WHERE organization_id = ?2 AND is_default_outbound = 1 AND id != ?3
 `
 
 type ClearDefaultOutboundParams struct {
@@ -26,7 +26,7 @@ func (q *Queries) ClearDefaultOutbound(ctx context.Context, arg ClearDefaultOutb
 }
 
 const deleteTelephonyConfig = `-- name: DeleteTelephonyConfig :execrows
-DELETE FROM telephony_configs WHERE id = ? AND organization_id = ?
+DELETE FROM telephony_configs WHERE id = ?1 AND organization_id = ?2
 `
 
 type DeleteTelephonyConfigParams struct {
@@ -43,7 +43,7 @@ func (q *Queries) DeleteTelephonyConfig(ctx context.Context, arg DeleteTelephony
 }
 
 const getDefaultOutboundConfigID = `-- name: GetDefaultOutboundConfigID :one
-SELECT id FROM telephony_configs WHERE organization_id = ? AND is_default_outbound = 1
+SELECT id FROM telephony_configs WHERE organization_id = ?1 AND is_default_outbound = 1
 `
 
 func (q *Queries) GetDefaultOutboundConfigID(ctx context.Context, organizationID int64) (int64, error) {
@@ -55,7 +55,7 @@ func (q *Queries) GetDefaultOutboundConfigID(ctx context.Context, organizationID
 
 const getTelephonyConfig = `-- name: GetTelephonyConfig :one
 SELECT c.id, c.organization_id, c.name, c.provider, c.is_default_outbound, c.credentials, c.created_at, c.updated_at, (SELECT count(*) FROM phone_numbers p WHERE p.telephony_configuration_id = c.id AND p.is_active = 1) AS phone_number_count
-FROM telephony_configs c WHERE c.id = ? AND c.organization_id = ?
+FROM telephony_configs c WHERE c.id = ?1 AND c.organization_id = ?2
 `
 
 type GetTelephonyConfigParams struct {
@@ -94,7 +94,7 @@ func (q *Queries) GetTelephonyConfig(ctx context.Context, arg GetTelephonyConfig
 
 const insertTelephonyConfig = `-- name: InsertTelephonyConfig :one
 INSERT INTO telephony_configs (organization_id, name, provider, is_default_outbound, credentials, created_at, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id
 `
 
 type InsertTelephonyConfigParams struct {
@@ -125,7 +125,7 @@ func (q *Queries) InsertTelephonyConfig(ctx context.Context, arg InsertTelephony
 const listTelephonyConfigs = `-- name: ListTelephonyConfigs :many
 SELECT c.id, c.name, c.provider, c.is_default_outbound, c.created_at, c.updated_at,
        (SELECT count(*) FROM phone_numbers p WHERE p.telephony_configuration_id = c.id AND p.is_active = 1) AS phone_number_count
-FROM telephony_configs c WHERE c.organization_id = ? ORDER BY c.id
+FROM telephony_configs c WHERE c.organization_id = ?1 ORDER BY c.id
 `
 
 type ListTelephonyConfigsRow struct {
@@ -170,7 +170,7 @@ func (q *Queries) ListTelephonyConfigs(ctx context.Context, organizationID int64
 }
 
 const setTelephonyConfigCredentials = `-- name: SetTelephonyConfigCredentials :exec
-UPDATE telephony_configs SET credentials = ? WHERE id = ?
+UPDATE telephony_configs SET credentials = ?1 WHERE id = ?2
 `
 
 type SetTelephonyConfigCredentialsParams struct {
@@ -184,7 +184,7 @@ func (q *Queries) SetTelephonyConfigCredentials(ctx context.Context, arg SetTele
 }
 
 const telephonyConfigNameTaken = `-- name: TelephonyConfigNameTaken :one
-SELECT count(*) FROM telephony_configs WHERE organization_id = ? AND name = ? AND id != ?
+SELECT count(*) FROM telephony_configs WHERE organization_id = ?1 AND name = ?2 AND id != ?3
 `
 
 type TelephonyConfigNameTakenParams struct {
@@ -201,7 +201,7 @@ func (q *Queries) TelephonyConfigNameTaken(ctx context.Context, arg TelephonyCon
 }
 
 const telephonyConfigVersion = `-- name: TelephonyConfigVersion :one
-SELECT updated_at FROM telephony_configs WHERE id = ? AND organization_id = ?
+SELECT updated_at FROM telephony_configs WHERE id = ?1 AND organization_id = ?2
 `
 
 type TelephonyConfigVersionParams struct {
@@ -218,8 +218,8 @@ func (q *Queries) TelephonyConfigVersion(ctx context.Context, arg TelephonyConfi
 
 const updateTelephonyConfig = `-- name: UpdateTelephonyConfig :exec
 UPDATE telephony_configs
-SET name = ?, is_default_outbound = ?, credentials = ?, updated_at = ?
-WHERE id = ? AND organization_id = ?
+SET name = ?1, is_default_outbound = ?2, credentials = ?3, updated_at = ?4
+WHERE id = ?5 AND organization_id = ?6
 `
 
 type UpdateTelephonyConfigParams struct {

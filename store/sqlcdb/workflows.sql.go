@@ -10,7 +10,7 @@ import (
 )
 
 const countWorkflows = `-- name: CountWorkflows :one
-SELECT count(*) FROM workflows WHERE organization_id = ?
+SELECT count(*) FROM workflows WHERE organization_id = ?1
 `
 
 func (q *Queries) CountWorkflows(ctx context.Context, organizationID int64) (int64, error) {
@@ -21,7 +21,7 @@ func (q *Queries) CountWorkflows(ctx context.Context, organizationID int64) (int
 }
 
 const deleteWorkflow = `-- name: DeleteWorkflow :execrows
-DELETE FROM workflows WHERE id = ? AND organization_id = ?
+DELETE FROM workflows WHERE id = ?1 AND organization_id = ?2
 `
 
 type DeleteWorkflowParams struct {
@@ -38,7 +38,7 @@ func (q *Queries) DeleteWorkflow(ctx context.Context, arg DeleteWorkflowParams) 
 }
 
 const getWorkflow = `-- name: GetWorkflow :one
-SELECT id, organization_id, name, definition, created_at, updated_at FROM workflows WHERE id = ? AND organization_id = ?
+SELECT id, organization_id, name, definition, created_at, updated_at FROM workflows WHERE id = ?1 AND organization_id = ?2
 `
 
 type GetWorkflowParams struct {
@@ -62,7 +62,7 @@ func (q *Queries) GetWorkflow(ctx context.Context, arg GetWorkflowParams) (Workf
 
 const insertWorkflow = `-- name: InsertWorkflow :one
 INSERT INTO workflows (organization_id, name, definition, created_at, updated_at)
-VALUES (?, ?, ?, ?, ?) RETURNING id, organization_id, name, definition, created_at, updated_at
+VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id, organization_id, name, definition, created_at, updated_at
 `
 
 type InsertWorkflowParams struct {
@@ -94,7 +94,7 @@ func (q *Queries) InsertWorkflow(ctx context.Context, arg InsertWorkflowParams) 
 }
 
 const listWorkflows = `-- name: ListWorkflows :many
-SELECT id, name, created_at, updated_at FROM workflows WHERE organization_id = ? ORDER BY id
+SELECT id, name, created_at, updated_at FROM workflows WHERE organization_id = ?1 ORDER BY id
 `
 
 type ListWorkflowsRow struct {
@@ -133,8 +133,8 @@ func (q *Queries) ListWorkflows(ctx context.Context, organizationID int64) ([]Li
 }
 
 const updateWorkflow = `-- name: UpdateWorkflow :one
-UPDATE workflows SET name = ?, definition = ?, updated_at = ?
-WHERE id = ? AND organization_id = ? RETURNING id, organization_id, name, definition, created_at, updated_at
+UPDATE workflows SET name = ?1, definition = ?2, updated_at = ?3
+WHERE id = ?4 AND organization_id = ?5 RETURNING id, organization_id, name, definition, created_at, updated_at
 `
 
 type UpdateWorkflowParams struct {
@@ -166,7 +166,7 @@ func (q *Queries) UpdateWorkflow(ctx context.Context, arg UpdateWorkflowParams) 
 }
 
 const workflowNameTaken = `-- name: WorkflowNameTaken :one
-SELECT count(*) FROM workflows WHERE organization_id = ? AND name = ? AND id != ?
+SELECT count(*) FROM workflows WHERE organization_id = ?1 AND name = ?2 AND id != ?3
 `
 
 type WorkflowNameTakenParams struct {
