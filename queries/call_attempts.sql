@@ -2,18 +2,6 @@
 INSERT INTO call_attempts (campaign_id, contact_id, contact_row, attempt, priority, due_at, timezone, phone_number)
 VALUES (@campaign_id, @contact_id, @contact_row, @attempt, @priority, @due_at, @timezone, @phone_number) RETURNING id;
 
--- name: ClaimAttempts :many
-UPDATE call_attempts SET state = 'dialing', started_at = @now, deadline_at = @deadline
-WHERE id IN (
-    SELECT q.id FROM call_attempts q
-    WHERE q.campaign_id = @campaign_id AND q.state = 'queued' AND q.due_at <= @now
-      AND q.timezone IN (SELECT value FROM json_each(@timezones))
-    ORDER BY q.priority, q.due_at, q.contact_row
-    -- An expression, not a bare parameter: SQLite re-prepares a statement
-    -- whose LIMIT is a bound parameter every time it is bound.
-    LIMIT CAST(@max_claims AS INTEGER))
-RETURNING *;
-
 -- name: CountActiveAttempts :one
 SELECT count(*) FROM call_attempts WHERE campaign_id = @campaign_id AND state IN ('dialing', 'in_flight');
 
@@ -29,7 +17,7 @@ ORDER BY due_at LIMIT 1;
 -- Dialing attempts have a deadline too (set by the claim): one whose
 -- placement could not be recorded (a full disk) is reconciled like a call
 -- in flight.
-SELECT CAST(COALESCE(MIN(deadline_at), 0) AS INTEGER) FROM call_attempts WHERE campaign_id = @campaign_id AND state IN ('dialing', 'in_flight');
+SELECT CAST(COALESCE(MIN(deadline_at), 0) AS BIGINT) FROM call_attempts WHERE campaign_id = @campaign_id AND state IN ('dialing', 'in_flight');
 
 -- name: MarkAttemptPlaced :execrows
 UPDATE call_attempts
@@ -78,18 +66,18 @@ SELECT * FROM call_attempts WHERE campaign_id = @campaign_id AND state IN ('dial
 -- name: ListAttempts :many
 SELECT * FROM call_attempts
 WHERE campaign_id = @campaign_id AND id > @after_id
-ORDER BY id LIMIT CAST(@max_rows AS INTEGER);
+ORDER BY id LIMIT CAST(@max_rows AS BIGINT);
 
 -- name: ListAttemptsByState :many
 SELECT * FROM call_attempts
 WHERE campaign_id = @campaign_id AND state = @state AND id > @after_id
-ORDER BY id LIMIT CAST(@max_rows AS INTEGER);
+ORDER BY id LIMIT CAST(@max_rows AS BIGINT);
 
 -- name: ListAttemptsByOutcome :many
 SELECT * FROM call_attempts
 WHERE campaign_id = @campaign_id AND outcome = @outcome AND id > @after_id
   AND (state = sqlc.narg('state') OR sqlc.narg('state') IS NULL)
-ORDER BY id LIMIT CAST(@max_rows AS INTEGER);
+ORDER BY id LIMIT CAST(@max_rows AS BIGINT);
 
 -- name: LastAttemptOfContact :one
 SELECT * FROM call_attempts WHERE contact_id = @contact_id ORDER BY attempt DESC LIMIT 1;
@@ -138,7 +126,7 @@ WHERE id = @id AND state = 'dialing';
 -- recorded: what its event stream must follow. Not those still dialing:
 -- their placement is under way (the carrier follows them itself) or was
 -- interrupted by a crash (Engine.Start settles them).
-SELECT a.id, CAST(a.answered_at IS NOT NULL AS INTEGER) AS answered FROM call_attempts a
+SELECT a.id, CAST(CASE WHEN a.answered_at IS NOT NULL THEN 1 ELSE 0 END AS BIGINT) AS answered FROM call_attempts a
 WHERE a.campaign_id IN (SELECT c.id FROM campaigns c WHERE c.telephony_configuration_id = @telephony_configuration_id)
   AND a.state = 'in_flight'
 ORDER BY a.id;

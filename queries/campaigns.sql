@@ -34,7 +34,7 @@ SELECT c.*, CAST(COALESCE(t.name, c.config_name_at_create) AS TEXT) AS telephony
        CAST('' AS TEXT) AS workflow_definition
 FROM campaigns c LEFT JOIN telephony_configs t ON t.id = c.telephony_configuration_id
 WHERE c.organization_id = @organization_id AND c.id < @id AND c.visibility = 'visible'
-ORDER BY c.id DESC LIMIT @limit;
+ORDER BY c.id DESC LIMIT CAST(sqlc.arg('limit') AS BIGINT);
 
 -- name: UpdateCampaignSettings :exec
 UPDATE campaigns
@@ -50,7 +50,7 @@ WHERE id = @id AND state IN ('draft', 'paused');
 -- name: MoveCampaignState :execrows
 UPDATE campaigns SET state = @to_state, updated_at = @now, next_dial_at = NULL
 WHERE id = @id AND state = @from_state
-  AND (CAST(sqlc.narg('since') AS INTEGER) IS NULL OR breaker_reset_at IS NULL OR breaker_reset_at <= CAST(sqlc.narg('since') AS INTEGER));
+  AND (CAST(sqlc.narg('since') AS BIGINT) IS NULL OR breaker_reset_at IS NULL OR breaker_reset_at <= CAST(sqlc.narg('since') AS BIGINT));
 
 -- name: ResumeCampaign :execrows
 UPDATE campaigns SET state = 'running', breaker_reset_at = @breaker_reset_at, updated_at = @updated_at
@@ -72,22 +72,6 @@ UPDATE campaigns SET redialed_campaign_id = @redialed_campaign_id, updated_at = 
 
 -- name: RunningCampaignIDs :many
 SELECT id FROM campaigns WHERE state = 'running' AND visibility = 'visible' ORDER BY id;
-
--- name: AddCampaignCounts :exec
--- outcome, when not '', is the outcome of a call that ended (the snapshot's
--- outcomes, API.md 10).
-UPDATE campaigns
-SET processed_rows = processed_rows + @processed, failed_rows = failed_rows + @failed,
-    executed_count = executed_count + @executed, total_queued_count = total_queued_count + @queued,
-    calls_answered = calls_answered + (CAST(@outcome AS TEXT) = 'answered'),
-    calls_voicemail = calls_voicemail + (@outcome = 'voicemail'),
-    calls_busy = calls_busy + (@outcome = 'busy'),
-    calls_no_answer = calls_no_answer + (@outcome = 'no_answer'),
-    calls_failed = calls_failed + (@outcome = 'failed'),
-    calls_canceled = calls_canceled + (@outcome = 'canceled'),
-    calls_unknown = calls_unknown + (@outcome = 'unknown'),
-    calls_suppressed = calls_suppressed + (@outcome = 'suppressed')
-WHERE id = @id;
 
 -- name: CampaignSnapshot :one
 -- The counters of a live snapshot (API.md 10): one row, no definition.
@@ -123,4 +107,4 @@ SELECT state, COUNT(*) AS n FROM campaigns GROUP BY state;
 -- organization-wide event stream's first snapshots).
 SELECT id FROM campaigns
 WHERE organization_id = @organization_id AND state IN ('draft', 'running', 'paused') AND visibility = 'visible'
-ORDER BY id DESC LIMIT @limit;
+ORDER BY id DESC LIMIT CAST(sqlc.arg('limit') AS BIGINT);

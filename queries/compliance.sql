@@ -9,30 +9,10 @@ SELECT id, source FROM suppressions
 WHERE organization_id = @organization_id AND phone_number = @phone_number
   AND (expires_at IS NULL OR expires_at > @now);
 
--- name: ReviveSuppressions :execrows
--- Entries of the numbers (a JSON array) that expired are replaced by the new
--- ones: they count as added.
-UPDATE suppressions SET reason = @reason, source = @source, created_at = @now, expires_at = sqlc.narg('expires_at')
-WHERE organization_id = @organization_id AND expires_at IS NOT NULL AND expires_at <= @now
-  AND phone_number IN (SELECT value FROM json_each(@numbers));
-
--- name: ExtendSuppressions :exec
--- Entries of the numbers that are active keep their id, source and reason
--- and expire at the later of the two times (never, when either never does).
-UPDATE suppressions
-SET expires_at = CASE WHEN sqlc.narg('expires_at') IS NULL THEN NULL ELSE max(expires_at, sqlc.narg('expires_at')) END
-WHERE organization_id = @organization_id AND expires_at IS NOT NULL
-  AND phone_number IN (SELECT value FROM json_each(@numbers));
-
--- name: InsertSuppressions :execrows
-INSERT INTO suppressions (organization_id, phone_number, reason, source, created_at, expires_at)
-SELECT @organization_id, j.value, @reason, @source, @now, sqlc.narg('expires_at') FROM json_each(@numbers) j WHERE true
-ON CONFLICT (organization_id, phone_number) DO NOTHING;
-
 -- name: ListSuppressions :many
 SELECT * FROM suppressions
 WHERE organization_id = @organization_id AND id > @after_id
-ORDER BY id LIMIT CAST(@max_rows AS INTEGER);
+ORDER BY id LIMIT CAST(@max_rows AS BIGINT);
 
 -- name: FindSuppression :many
 SELECT * FROM suppressions
@@ -54,7 +34,7 @@ INSERT INTO compliance_policy_changes (organization_id, version, changed_at, api
 -- name: ListPolicyChanges :many
 SELECT * FROM compliance_policy_changes
 WHERE organization_id = @organization_id AND id < @before_id
-ORDER BY id DESC LIMIT CAST(@max_rows AS INTEGER);
+ORDER BY id DESC LIMIT CAST(@max_rows AS BIGINT);
 
 -- name: NumberCallsSince :many
 -- The placements of a number after @since, oldest first: a range of the

@@ -21,4 +21,4 @@ SELECT contacts.*,
     (SELECT a.compliance FROM call_attempts a
      WHERE a.contact_id = contacts.id AND a.compliance IS NOT NULL
      ORDER BY a.attempt DESC LIMIT 1) AS last_compliance
-FROM contacts WHERE contacts.campaign_id = @campaign_id AND contacts.row_number > @row_number ORDER BY contacts.row_number LIMIT @limit;
+FROM contacts WHERE contacts.campaign_id = @campaign_id AND contacts.row_number > @row_number ORDER BY contacts.row_number LIMIT CAST(sqlc.arg('limit') AS BIGINT);

@@ -2,21 +2,8 @@
 -- The contacts of a chunk are inserted with a multi-row VALUES statement
 -- that sqlc cannot express (queries/bulk.go); everything else is here.
 
--- name: CopyRedialContacts :execrows
--- The final contacts of @parent_id with one of the outcomes and a row
--- number in (@after_row, @through_row], copied to campaign @campaign_id
--- with their row numbers, CSV columns and timezone. A chunk is a range of
--- row numbers, not a number of matches: however sparse the matches, one
--- chunk reads a bounded number of the parent's contacts.
-INSERT INTO contacts (campaign_id, row_number, phone_number, timezone, context)
-SELECT @campaign_id, p.row_number, p.phone_number, p.timezone, p.context
-FROM contacts p
-WHERE p.campaign_id = @parent_id AND p.row_number > @after_row AND p.row_number <= @through_row AND p.is_final = 1
-  AND p.outcome IN (SELECT value FROM json_each(@outcomes))
-ORDER BY p.row_number;
-
 -- name: LastContactRow :one
-SELECT CAST(COALESCE(MAX(row_number), 0) AS INTEGER) FROM contacts WHERE campaign_id = @campaign_id;
+SELECT CAST(COALESCE(MAX(row_number), 0) AS BIGINT) FROM contacts WHERE campaign_id = @campaign_id;
 
 -- name: ContactTimezonesAfter :many
 -- The contacts per timezone of campaign @campaign_id after row @row_number
@@ -45,15 +32,15 @@ SELECT id FROM campaigns WHERE visibility != 'visible' ORDER BY id;
 
 -- name: PurgeAttempts :execrows
 DELETE FROM call_attempts WHERE id IN (
-    SELECT a.id FROM call_attempts a WHERE a.campaign_id = @campaign_id LIMIT CAST(@max_rows AS INTEGER));
+    SELECT a.id FROM call_attempts a WHERE a.campaign_id = @campaign_id LIMIT CAST(@max_rows AS BIGINT));
 
 -- name: PurgeContacts :execrows
 DELETE FROM contacts WHERE id IN (
-    SELECT c.id FROM contacts c WHERE c.campaign_id = @campaign_id LIMIT CAST(@max_rows AS INTEGER));
+    SELECT c.id FROM contacts c WHERE c.campaign_id = @campaign_id LIMIT CAST(@max_rows AS BIGINT));
 
 -- name: PurgeLogs :execrows
 DELETE FROM campaign_logs WHERE id IN (
-    SELECT l.id FROM campaign_logs l WHERE l.campaign_id = @campaign_id LIMIT CAST(@max_rows AS INTEGER));
+    SELECT l.id FROM campaign_logs l WHERE l.campaign_id = @campaign_id LIMIT CAST(@max_rows AS BIGINT));
 
 -- name: DeleteHiddenCampaign :execrows
 DELETE FROM campaigns WHERE id = @id AND visibility != 'visible';

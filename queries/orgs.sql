@@ -23,6 +23,3 @@ SELECT * FROM api_keys WHERE id = @id;
 SELECT api_keys.id, api_keys.organization_id
 FROM api_keys WHERE key_hash = @key_hash AND revoked_at IS NULL;
 
--- name: LiveAPIKeyIDs :many
--- Of the keys ids, those not revoked (an event stream's credential check).
-SELECT id FROM api_keys WHERE revoked_at IS NULL AND id IN (sqlc.slice('ids'));

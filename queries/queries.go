@@ -12,3 +12,10 @@ import "embed"
 //
 //go:embed migrations/*.sql
 var Migrations embed.FS
+
+// PostgresMigrations holds postgres/migrations/*.sql, the PostgreSQL
+// engine's schema (store/postgres.go), applied the same way; its version
+// is kept in the table outdial_schema.
+//
+//go:embed postgres/migrations/*.sql
+var PostgresMigrations embed.FS

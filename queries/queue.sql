@@ -7,7 +7,7 @@ SELECT queued_through_row, last_row FROM campaigns WHERE id = @id;
 -- The row number of the @size-th contact after row @after_row.
 SELECT row_number FROM contacts
 WHERE campaign_id = @campaign_id AND row_number > @after_row
-ORDER BY row_number LIMIT 1 OFFSET CAST(@skip AS INTEGER);
+ORDER BY row_number LIMIT 1 OFFSET CAST(@skip AS BIGINT);
 
 -- name: QueueFirstAttempts :execrows
 -- The first attempt of every contact of the campaign with a row number in
@@ -20,25 +20,11 @@ ORDER BY c.row_number;
 -- name: SetQueuedThrough :exec
 UPDATE campaigns SET queued_through_row = @queued_through_row WHERE id = @id;
 
--- name: QueueStats :many
--- The campaign's queued attempts by timezone, by whether they are due at
--- @now, and by whether a guard rail holds them (their evidence says so and
--- they are not due yet), for the diagnosis (API.md 11): a range of
--- call_attempts_campaign_state, the queue only (first attempts are queued a
--- chunk at a time).
-SELECT timezone,
-       CAST(due_at <= @now AS INTEGER) AS due,
-       CAST(COALESCE(due_at > @now AND json_extract(compliance, '$.calling_hours') = 'held', 0) AS INTEGER) AS hours_held,
-       CAST(COALESCE(due_at > @now AND json_extract(compliance, '$.attempt_cap') = 'held', 0) AS INTEGER) AS cap_held,
-       count(*) AS n, CAST(min(due_at) AS INTEGER) AS next_due
-FROM call_attempts WHERE campaign_id = @campaign_id AND state = 'queued'
-GROUP BY 1, 2, 3, 4;
-
 -- name: RowsWithTimezone :many
 -- A few contact rows not final yet with timezone @timezone.
 SELECT row_number FROM contacts
 WHERE campaign_id = @campaign_id AND timezone = @timezone AND is_final = 0
-ORDER BY row_number LIMIT CAST(@max_rows AS INTEGER);
+ORDER BY row_number LIMIT CAST(@max_rows AS BIGINT);
 
 -- name: AddZoneContacts :exec
 -- Campaign @campaign_id has @contacts contacts more with timezone value
@@ -57,5 +43,5 @@ ON CONFLICT (campaign_id, timezone) DO UPDATE SET queued = queued + excluded.que
 
 -- name: UnqueuedZones :many
 -- Contacts whose first attempt is not queued yet (all due), by timezone.
-SELECT timezone, CAST(contacts - queued AS INTEGER) AS n FROM campaign_zones
+SELECT timezone, CAST(contacts - queued AS BIGINT) AS n FROM campaign_zones
 WHERE campaign_id = @campaign_id AND contacts > queued ORDER BY timezone;

@@ -8,4 +8,4 @@ INSERT INTO webhook_replays (key, expires_at) VALUES (@key, @expires_at) ON CONF
 
 -- name: PurgeReplayKeys :execrows
 DELETE FROM webhook_replays WHERE key IN (
-    SELECT r.key FROM webhook_replays r WHERE r.expires_at <= @now LIMIT CAST(@max_rows AS INTEGER));
+    SELECT r.key FROM webhook_replays r WHERE r.expires_at <= @now LIMIT CAST(@max_rows AS BIGINT));

@@ -35,15 +35,30 @@ type DB struct {
 	Now func() time.Time
 }
 
-// Open opens (creating when missing) the SQLite database at path, applies
-// pending migrations and returns a DB that seals credentials with sealer.
-func Open(ctx context.Context, path string, sealer *Sealer) (*DB, error) {
-	eng, err := openSQLite(ctx, path)
+// Open opens the database at location, applies pending migrations and
+// returns a DB that seals credentials with sealer. location is a SQLite
+// file's path (created when missing), or a PostgreSQL URL
+// (postgres://USER:PASS@HOST:PORT/DB?sslmode=..., IsDatabaseURL) of a
+// database that several nodes may share.
+func Open(ctx context.Context, location string, sealer *Sealer) (*DB, error) {
+	var (
+		eng engine
+		err error
+	)
+	if IsDatabaseURL(location) {
+		eng, err = openPostgres(ctx, location)
+	} else {
+		eng, err = openSQLite(ctx, location)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return newDB(eng, sealer), nil
 }
+
+// Engine names the engine underneath: "sqlite" or "postgres" (the health
+// check says which, API.md 16).
+func (db *DB) Engine() string { return db.eng.name() }
 
 // newDB starts the store's logic over eng.
 func newDB(eng engine, sealer *Sealer) *DB {

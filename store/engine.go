@@ -18,6 +18,8 @@ import (
 // its own for health checks; its pragmas are in the DSN of every
 // connection.
 type engine interface {
+	// name is "sqlite" or "postgres".
+	name() string
 	// reads returns the queries on the read pool, for reads outside a
 	// transaction; writes the queries on the writer, for single-statement
 	// writes outside a transaction.

@@ -8,12 +8,15 @@ import (
 	"testing"
 )
 
-// namedQueries reads the named sqlc queries of queries/*.sql, with sqlc's
+// namedQueries reads SQLite's named sqlc queries (queries/*.sql and
+// queries/sqlite/*.sql), with sqlc's
 // parameter syntax (@name, sqlc.arg/narg/slice) turned into plain "?".
 func namedQueries(t *testing.T) map[string]string {
 	t.Helper()
 	files, err := filepath.Glob("../queries/*.sql")
-	if err != nil || len(files) == 0 {
+	dialect, err2 := filepath.Glob("../queries/sqlite/*.sql")
+	files = append(files, dialect...)
+	if err != nil || err2 != nil || len(files) == 0 {
 		t.Fatalf("queries: %v", err)
 	}
 	name := regexp.MustCompile(`^-- name: (\w+) :\w+`)

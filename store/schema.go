@@ -12,9 +12,6 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/outdial/outdial/queries"
 )
@@ -50,21 +47,7 @@ type Migration struct {
 
 // Migrations returns the binary's migrations in version order.
 func Migrations() ([]Migration, error) {
-	entries, err := fs.ReadDir(queries.Migrations, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("read migrations: %w", err)
-	}
-	out := make([]Migration, 0, len(entries))
-	for _, e := range entries {
-		num, _, ok := strings.Cut(e.Name(), "_")
-		version, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("migration %s: name must start with a version number", e.Name())
-		}
-		out = append(out, Migration{Version: version, Name: e.Name()})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
-	return out, nil
+	return readMigrations(queries.Migrations, "migrations")
 }
 
 // SupportedSchemaVersion is the newest schema version this binary knows:
@@ -132,7 +115,13 @@ func CheckSchema(ctx context.Context, path string) error {
 // PendingMigrations returns the migrations Open (or Migrate) would apply to
 // the database at path, in order, and its current schema version, writing
 // nothing. A newer database is a *SchemaTooNewError.
+//
+// path may be a PostgreSQL URL (IsDatabaseURL): then the current version is
+// read from the database and the PostgreSQL engine's migrations are listed.
 func PendingMigrations(ctx context.Context, path string) (current int, pending []Migration, err error) {
+	if IsDatabaseURL(path) {
+		return pgPendingAt(ctx, path)
+	}
 	current, err = SchemaVersion(ctx, path)
 	if err != nil {
 		return 0, nil, err
@@ -156,7 +145,13 @@ func PendingMigrations(ctx context.Context, path string) (current int, pending [
 // when missing) on a single connection, each in its own transaction, and
 // returns those it applied. Nothing else starts: no read pool, batcher or
 // purger. A newer database is refused before it is opened for writing.
+//
+// path may be a PostgreSQL URL: the migrations are then applied in one
+// transaction under the lock nodes starting together take.
 func Migrate(ctx context.Context, path string) ([]Migration, error) {
+	if IsDatabaseURL(path) {
+		return pgMigrateAt(ctx, path)
+	}
 	_, pending, err := PendingMigrations(ctx, path)
 	if err != nil {
 		return nil, err

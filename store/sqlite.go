@@ -67,6 +67,7 @@ func openSQLite(ctx context.Context, path string) (_ *sqliteEngine, err error) {
 	return e, nil
 }
 
+func (e *sqliteEngine) name() string           { return "sqlite" }
 func (e *sqliteEngine) reads() sqlcdb.Querier  { return e.rq }
 func (e *sqliteEngine) writes() sqlcdb.Querier { return e.wq }
 

@@ -11,11 +11,12 @@ import (
 )
 
 const claimAttempts = `-- name: ClaimAttempts :many
+
 UPDATE call_attempts SET state = 'dialing', started_at = ?1, deadline_at = ?2
 WHERE id IN (
     SELECT q.id FROM call_attempts q
     WHERE q.campaign_id = ?3 AND q.state = 'queued' AND q.due_at <= ?1
-      AND q.timezone IN (SELECT value FROM json_each(?4))
+      AND q.timezone IN (SELECT value FROM json_each(CAST(?4 AS TEXT)))
     ORDER BY q.priority, q.due_at, q.contact_row
     -- An expression, not a bare parameter: SQLite re-prepares a statement
     -- whose LIMIT is a bound parameter every time it is bound.
@@ -27,10 +28,11 @@ type ClaimAttemptsParams struct {
 	Now        sql.NullInt64
 	Deadline   sql.NullInt64
 	CampaignID int64
-	Timezones  interface{}
+	Timezones  string
 	MaxClaims  int64
 }
 
+// SQLite queries of call_attempts.sql that differ between dialects (see sqlc.yaml).
 func (q *Queries) ClaimAttempts(ctx context.Context, arg ClaimAttemptsParams) ([]CallAttempt, error) {
 	rows, err := q.query(ctx, q.claimAttemptsStmt, claimAttempts,
 		arg.Now,
@@ -248,7 +250,7 @@ func (q *Queries) GetAttempt(ctx context.Context, id int64) (CallAttempt, error)
 }
 
 const inFlightAttemptIDsForConfig = `-- name: InFlightAttemptIDsForConfig :many
-SELECT a.id, CAST(a.answered_at IS NOT NULL AS INTEGER) AS answered FROM call_attempts a
+SELECT a.id, CAST(CASE WHEN a.answered_at IS NOT NULL THEN 1 ELSE 0 END AS BIGINT) AS answered FROM call_attempts a
 WHERE a.campaign_id IN (SELECT c.id FROM campaigns c WHERE c.telephony_configuration_id = ?1)
   AND a.state = 'in_flight'
 ORDER BY a.id
@@ -358,7 +360,7 @@ const listAttempts = `-- name: ListAttempts :many
 
 SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts
 WHERE campaign_id = ?1 AND id > ?2
-ORDER BY id LIMIT CAST(?3 AS INTEGER)
+ORDER BY id LIMIT CAST(?3 AS BIGINT)
 `
 
 type ListAttemptsParams struct {
@@ -423,7 +425,7 @@ const listAttemptsByOutcome = `-- name: ListAttemptsByOutcome :many
 SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts
 WHERE campaign_id = ?1 AND outcome = ?2 AND id > ?3
   AND (state = ?4 OR ?4 IS NULL)
-ORDER BY id LIMIT CAST(?5 AS INTEGER)
+ORDER BY id LIMIT CAST(?5 AS BIGINT)
 `
 
 type ListAttemptsByOutcomeParams struct {
@@ -491,7 +493,7 @@ func (q *Queries) ListAttemptsByOutcome(ctx context.Context, arg ListAttemptsByO
 const listAttemptsByState = `-- name: ListAttemptsByState :many
 SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts
 WHERE campaign_id = ?1 AND state = ?2 AND id > ?3
-ORDER BY id LIMIT CAST(?4 AS INTEGER)
+ORDER BY id LIMIT CAST(?4 AS BIGINT)
 `
 
 type ListAttemptsByStateParams struct {
@@ -617,7 +619,7 @@ func (q *Queries) MarkAttemptUnconfirmed(ctx context.Context, arg MarkAttemptUnc
 }
 
 const minDeadline = `-- name: MinDeadline :one
-SELECT CAST(COALESCE(MIN(deadline_at), 0) AS INTEGER) FROM call_attempts WHERE campaign_id = ?1 AND state IN ('dialing', 'in_flight')
+SELECT CAST(COALESCE(MIN(deadline_at), 0) AS BIGINT) FROM call_attempts WHERE campaign_id = ?1 AND state IN ('dialing', 'in_flight')
 `
 
 // Dialing attempts have a deadline too (set by the claim): one whose

@@ -38,7 +38,7 @@ func (q *Queries) InsertLog(ctx context.Context, arg InsertLogParams) (int64, er
 }
 
 const lastLogID = `-- name: LastLogID :one
-SELECT CAST(COALESCE(MAX(id), 0) AS INTEGER) FROM campaign_logs WHERE campaign_id = ?1
+SELECT CAST(COALESCE(MAX(id), 0) AS BIGINT) FROM campaign_logs WHERE campaign_id = ?1
 `
 
 func (q *Queries) LastLogID(ctx context.Context, campaignID int64) (int64, error) {
@@ -49,7 +49,7 @@ func (q *Queries) LastLogID(ctx context.Context, campaignID int64) (int64, error
 }
 
 const listLogs = `-- name: ListLogs :many
-SELECT id, campaign_id, ts, level, event, message, details FROM campaign_logs WHERE campaign_id = ?1 AND ts > ?2 ORDER BY id LIMIT ?3
+SELECT id, campaign_id, ts, level, event, message, details FROM campaign_logs WHERE campaign_id = ?1 AND ts > ?2 ORDER BY id LIMIT CAST(?3 AS BIGINT)
 `
 
 type ListLogsParams struct {
@@ -90,7 +90,7 @@ func (q *Queries) ListLogs(ctx context.Context, arg ListLogsParams) ([]CampaignL
 }
 
 const logsAfterID = `-- name: LogsAfterID :many
-SELECT id, campaign_id, ts, level, event, message, details FROM campaign_logs WHERE campaign_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3
+SELECT id, campaign_id, ts, level, event, message, details FROM campaign_logs WHERE campaign_id = ?1 AND id > ?2 ORDER BY id LIMIT CAST(?3 AS BIGINT)
 `
 
 type LogsAfterIDParams struct {
@@ -166,6 +166,7 @@ func (q *Queries) RecentLogs(ctx context.Context, campaignID int64) ([]CampaignL
 }
 
 const recentLogsOfCampaigns = `-- name: RecentLogsOfCampaigns :many
+
 SELECT l.id, l.campaign_id, l.ts, l.level, l.event, l.message, l.details
 FROM campaigns c
 JOIN campaign_logs l ON l.campaign_id = c.id
@@ -175,6 +176,7 @@ WHERE c.id IN (/*SLICE:ids*/?)
 ORDER BY c.id, l.id
 `
 
+// SQLite queries of campaign_logs.sql that differ between dialects (see sqlc.yaml).
 // The newest 50 entries of each campaign of a page of the campaign list, in
 // one query: per campaign, one index seek finds the 50th newest entry's id
 // and one index range reads from there, so the cost does not depend on how

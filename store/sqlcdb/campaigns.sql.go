@@ -11,6 +11,7 @@ import (
 )
 
 const addCampaignCounts = `-- name: AddCampaignCounts :exec
+
 UPDATE campaigns
 SET processed_rows = processed_rows + ?1, failed_rows = failed_rows + ?2,
     executed_count = executed_count + ?3, total_queued_count = total_queued_count + ?4,
@@ -34,6 +35,7 @@ type AddCampaignCountsParams struct {
 	ID        int64
 }
 
+// SQLite queries of campaigns.sql that differ between dialects (see sqlc.yaml).
 // outcome, when not ”, is the outcome of a call that ended (the snapshot's
 // outcomes, API.md 10).
 func (q *Queries) AddCampaignCounts(ctx context.Context, arg AddCampaignCountsParams) error {
@@ -527,7 +529,7 @@ SELECT c.id, c.organization_id, c.name, c.workflow_id, c.workflow_name, c.teleph
        CAST('' AS TEXT) AS workflow_definition
 FROM campaigns c LEFT JOIN telephony_configs t ON t.id = c.telephony_configuration_id
 WHERE c.organization_id = ?1 AND c.id < ?2 AND c.visibility = 'visible'
-ORDER BY c.id DESC LIMIT ?3
+ORDER BY c.id DESC LIMIT CAST(?3 AS BIGINT)
 `
 
 type ListCampaignsParams struct {
@@ -660,7 +662,7 @@ func (q *Queries) ListCampaigns(ctx context.Context, arg ListCampaignsParams) ([
 const moveCampaignState = `-- name: MoveCampaignState :execrows
 UPDATE campaigns SET state = ?1, updated_at = ?2, next_dial_at = NULL
 WHERE id = ?3 AND state = ?4
-  AND (CAST(?5 AS INTEGER) IS NULL OR breaker_reset_at IS NULL OR breaker_reset_at <= CAST(?5 AS INTEGER))
+  AND (CAST(?5 AS BIGINT) IS NULL OR breaker_reset_at IS NULL OR breaker_reset_at <= CAST(?5 AS BIGINT))
 `
 
 type MoveCampaignStateParams struct {
@@ -822,7 +824,7 @@ func (q *Queries) StartCampaign(ctx context.Context, arg StartCampaignParams) (i
 const unfinishedCampaignIDs = `-- name: UnfinishedCampaignIDs :many
 SELECT id FROM campaigns
 WHERE organization_id = ?1 AND state IN ('draft', 'running', 'paused') AND visibility = 'visible'
-ORDER BY id DESC LIMIT ?2
+ORDER BY id DESC LIMIT CAST(?2 AS BIGINT)
 `
 
 type UnfinishedCampaignIDsParams struct {

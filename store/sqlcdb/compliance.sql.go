@@ -58,18 +58,20 @@ func (q *Queries) DeleteSuppression(ctx context.Context, arg DeleteSuppressionPa
 }
 
 const extendSuppressions = `-- name: ExtendSuppressions :exec
+
 UPDATE suppressions
-SET expires_at = CASE WHEN ?1 IS NULL THEN NULL ELSE max(expires_at, ?1) END
+SET expires_at = CASE WHEN CAST(?1 AS BIGINT) IS NULL THEN NULL ELSE max(expires_at, CAST(?1 AS BIGINT)) END
 WHERE organization_id = ?2 AND expires_at IS NOT NULL
-  AND phone_number IN (SELECT value FROM json_each(?3))
+  AND phone_number IN (SELECT value FROM json_each(CAST(?3 AS TEXT)))
 `
 
 type ExtendSuppressionsParams struct {
-	ExpiresAt      interface{}
+	ExpiresAt      sql.NullInt64
 	OrganizationID int64
-	Numbers        interface{}
+	Numbers        string
 }
 
+// SQLite queries of compliance.sql that differ between dialects (see sqlc.yaml).
 // Entries of the numbers that are active keep their id, source and reason
 // and expire at the later of the two times (never, when either never does).
 func (q *Queries) ExtendSuppressions(ctx context.Context, arg ExtendSuppressionsParams) error {
@@ -190,7 +192,7 @@ func (q *Queries) InsertPolicyChange(ctx context.Context, arg InsertPolicyChange
 
 const insertSuppressions = `-- name: InsertSuppressions :execrows
 INSERT INTO suppressions (organization_id, phone_number, reason, source, created_at, expires_at)
-SELECT ?1, j.value, ?2, ?3, ?4, ?5 FROM json_each(?6) j WHERE true
+SELECT ?1, j.value, ?2, ?3, ?4, CAST(?5 AS BIGINT) FROM json_each(CAST(?6 AS TEXT)) j WHERE true
 ON CONFLICT (organization_id, phone_number) DO NOTHING
 `
 
@@ -200,7 +202,7 @@ type InsertSuppressionsParams struct {
 	Source         string
 	Now            int64
 	ExpiresAt      sql.NullInt64
-	Numbers        interface{}
+	Numbers        string
 }
 
 func (q *Queries) InsertSuppressions(ctx context.Context, arg InsertSuppressionsParams) (int64, error) {
@@ -221,7 +223,7 @@ func (q *Queries) InsertSuppressions(ctx context.Context, arg InsertSuppressions
 const listPolicyChanges = `-- name: ListPolicyChanges :many
 SELECT id, organization_id, version, changed_at, api_key_id, changes FROM compliance_policy_changes
 WHERE organization_id = ?1 AND id < ?2
-ORDER BY id DESC LIMIT CAST(?3 AS INTEGER)
+ORDER BY id DESC LIMIT CAST(?3 AS BIGINT)
 `
 
 type ListPolicyChangesParams struct {
@@ -263,7 +265,7 @@ func (q *Queries) ListPolicyChanges(ctx context.Context, arg ListPolicyChangesPa
 const listSuppressions = `-- name: ListSuppressions :many
 SELECT id, organization_id, phone_number, reason, source, created_at, expires_at FROM suppressions
 WHERE organization_id = ?1 AND id > ?2
-ORDER BY id LIMIT CAST(?3 AS INTEGER)
+ORDER BY id LIMIT CAST(?3 AS BIGINT)
 `
 
 type ListSuppressionsParams struct {
@@ -376,7 +378,7 @@ func (q *Queries) RecordNumberCall(ctx context.Context, arg RecordNumberCallPara
 const reviveSuppressions = `-- name: ReviveSuppressions :execrows
 UPDATE suppressions SET reason = ?1, source = ?2, created_at = ?3, expires_at = ?4
 WHERE organization_id = ?5 AND expires_at IS NOT NULL AND expires_at <= ?3
-  AND phone_number IN (SELECT value FROM json_each(?6))
+  AND phone_number IN (SELECT value FROM json_each(CAST(?6 AS TEXT)))
 `
 
 type ReviveSuppressionsParams struct {
@@ -385,7 +387,7 @@ type ReviveSuppressionsParams struct {
 	Now            int64
 	ExpiresAt      sql.NullInt64
 	OrganizationID int64
-	Numbers        interface{}
+	Numbers        string
 }
 
 // Entries of the numbers (a JSON array) that expired are replaced by the new

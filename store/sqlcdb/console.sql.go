@@ -139,6 +139,7 @@ func (q *Queries) GetConsoleSession(ctx context.Context, arg GetConsoleSessionPa
 }
 
 const liveConsoleSessionIDs = `-- name: LiveConsoleSessionIDs :many
+
 SELECT console_sessions.id
 FROM console_sessions JOIN api_keys ON api_keys.id = console_sessions.api_key_id
 WHERE console_sessions.expires_at > ?1 AND api_keys.revoked_at IS NULL
@@ -150,6 +151,7 @@ type LiveConsoleSessionIDsParams struct {
 	Ids []int64
 }
 
+// SQLite queries of console.sql that differ between dialects (see sqlc.yaml).
 // Of the sessions ids, those not expired at now whose key is not revoked
 // (an event stream's credential check; the conditions of GetConsoleSession).
 func (q *Queries) LiveConsoleSessionIDs(ctx context.Context, arg LiveConsoleSessionIDsParams) ([]int64, error) {

@@ -95,7 +95,7 @@ SELECT contacts.id, contacts.campaign_id, contacts.row_number, contacts.phone_nu
     (SELECT a.compliance FROM call_attempts a
      WHERE a.contact_id = contacts.id AND a.compliance IS NOT NULL
      ORDER BY a.attempt DESC LIMIT 1) AS last_compliance
-FROM contacts WHERE contacts.campaign_id = ?1 AND contacts.row_number > ?2 ORDER BY contacts.row_number LIMIT ?3
+FROM contacts WHERE contacts.campaign_id = ?1 AND contacts.row_number > ?2 ORDER BY contacts.row_number LIMIT CAST(?3 AS BIGINT)
 `
 
 type ListContactsParams struct {

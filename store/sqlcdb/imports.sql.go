@@ -55,7 +55,7 @@ INSERT INTO contacts (campaign_id, row_number, phone_number, timezone, context)
 SELECT ?1, p.row_number, p.phone_number, p.timezone, p.context
 FROM contacts p
 WHERE p.campaign_id = ?2 AND p.row_number > ?3 AND p.row_number <= ?4 AND p.is_final = 1
-  AND p.outcome IN (SELECT value FROM json_each(?5))
+  AND p.outcome IN (SELECT value FROM json_each(CAST(?5 AS TEXT)))
 ORDER BY p.row_number
 `
 
@@ -64,12 +64,10 @@ type CopyRedialContactsParams struct {
 	ParentID   int64
 	AfterRow   int64
 	ThroughRow int64
-	Outcomes   interface{}
+	Outcomes   string
 }
 
-// Importing and purging campaigns in chunks (store/import.go, store/purge.go).
-// The contacts of a chunk are inserted with a multi-row VALUES statement
-// that sqlc cannot express (queries/bulk.go); everything else is here.
+// SQLite queries of imports.sql that differ between dialects (see sqlc.yaml).
 // The final contacts of @parent_id with one of the outcomes and a row
 // number in (@after_row, @through_row], copied to campaign @campaign_id
 // with their row numbers, CSV columns and timezone. A chunk is a range of
@@ -161,9 +159,13 @@ func (q *Queries) HideCampaign(ctx context.Context, arg HideCampaignParams) (int
 }
 
 const lastContactRow = `-- name: LastContactRow :one
-SELECT CAST(COALESCE(MAX(row_number), 0) AS INTEGER) FROM contacts WHERE campaign_id = ?1
+
+SELECT CAST(COALESCE(MAX(row_number), 0) AS BIGINT) FROM contacts WHERE campaign_id = ?1
 `
 
+// Importing and purging campaigns in chunks (store/import.go, store/purge.go).
+// The contacts of a chunk are inserted with a multi-row VALUES statement
+// that sqlc cannot express (queries/bulk.go); everything else is here.
 func (q *Queries) LastContactRow(ctx context.Context, campaignID int64) (int64, error) {
 	row := q.queryRow(ctx, q.lastContactRowStmt, lastContactRow, campaignID)
 	var column_1 int64
@@ -173,7 +175,7 @@ func (q *Queries) LastContactRow(ctx context.Context, campaignID int64) (int64, 
 
 const purgeAttempts = `-- name: PurgeAttempts :execrows
 DELETE FROM call_attempts WHERE id IN (
-    SELECT a.id FROM call_attempts a WHERE a.campaign_id = ?1 LIMIT CAST(?2 AS INTEGER))
+    SELECT a.id FROM call_attempts a WHERE a.campaign_id = ?1 LIMIT CAST(?2 AS BIGINT))
 `
 
 type PurgeAttemptsParams struct {
@@ -191,7 +193,7 @@ func (q *Queries) PurgeAttempts(ctx context.Context, arg PurgeAttemptsParams) (i
 
 const purgeContacts = `-- name: PurgeContacts :execrows
 DELETE FROM contacts WHERE id IN (
-    SELECT c.id FROM contacts c WHERE c.campaign_id = ?1 LIMIT CAST(?2 AS INTEGER))
+    SELECT c.id FROM contacts c WHERE c.campaign_id = ?1 LIMIT CAST(?2 AS BIGINT))
 `
 
 type PurgeContactsParams struct {
@@ -209,7 +211,7 @@ func (q *Queries) PurgeContacts(ctx context.Context, arg PurgeContactsParams) (i
 
 const purgeLogs = `-- name: PurgeLogs :execrows
 DELETE FROM campaign_logs WHERE id IN (
-    SELECT l.id FROM campaign_logs l WHERE l.campaign_id = ?1 LIMIT CAST(?2 AS INTEGER))
+    SELECT l.id FROM campaign_logs l WHERE l.campaign_id = ?1 LIMIT CAST(?2 AS BIGINT))
 `
 
 type PurgeLogsParams struct {

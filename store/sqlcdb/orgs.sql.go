@@ -158,9 +158,11 @@ func (q *Queries) ListAPIKeys(ctx context.Context) ([]ListAPIKeysRow, error) {
 }
 
 const liveAPIKeyIDs = `-- name: LiveAPIKeyIDs :many
+
 SELECT id FROM api_keys WHERE revoked_at IS NULL AND id IN (/*SLICE:ids*/?)
 `
 
+// SQLite queries of orgs.sql that differ between dialects (see sqlc.yaml).
 // Of the keys ids, those not revoked (an event stream's credential check).
 func (q *Queries) LiveAPIKeyIDs(ctx context.Context, ids []int64) ([]int64, error) {
 	query := liveAPIKeyIDs

@@ -16,6 +16,7 @@ type Querier interface {
 	// The entry that suppresses number now, if any: one search of the unique
 	// index, whatever the list's size.
 	ActiveSuppression(ctx context.Context, arg ActiveSuppressionParams) (ActiveSuppressionRow, error)
+	// SQLite queries of campaigns.sql that differ between dialects (see sqlc.yaml).
 	// outcome, when not '', is the outcome of a call that ended (the snapshot's
 	// outcomes, API.md 10).
 	AddCampaignCounts(ctx context.Context, arg AddCampaignCountsParams) error
@@ -28,6 +29,7 @@ type Querier interface {
 	CampaignSnapshot(ctx context.Context, id int64) (CampaignSnapshotRow, error)
 	CampaignZoneSets(ctx context.Context, id int64) (string, error)
 	CancelCampaign(ctx context.Context, arg CancelCampaignParams) (int64, error)
+	// SQLite queries of call_attempts.sql that differ between dialects (see sqlc.yaml).
 	ClaimAttempts(ctx context.Context, arg ClaimAttemptsParams) ([]CallAttempt, error)
 	ClearDefaultCallerID(ctx context.Context, arg ClearDefaultCallerIDParams) error
 	ClearDefaultOutbound(ctx context.Context, arg ClearDefaultOutboundParams) error
@@ -35,9 +37,7 @@ type Querier interface {
 	// The contacts per timezone of campaign @campaign_id after row @row_number
 	// (a redial's chunk just copied).
 	ContactTimezonesAfter(ctx context.Context, arg ContactTimezonesAfterParams) ([]ContactTimezonesAfterRow, error)
-	// Importing and purging campaigns in chunks (store/import.go, store/purge.go).
-	// The contacts of a chunk are inserted with a multi-row VALUES statement
-	// that sqlc cannot express (queries/bulk.go); everything else is here.
+	// SQLite queries of imports.sql that differ between dialects (see sqlc.yaml).
 	// The final contacts of @parent_id with one of the outcomes and a row
 	// number in (@after_row, @through_row], copied to campaign @campaign_id
 	// with their row numbers, CSV columns and timezone. A chunk is a range of
@@ -66,6 +66,7 @@ type Querier interface {
 	DeleteWorkflow(ctx context.Context, arg DeleteWorkflowParams) (int64, error)
 	DiscardImport(ctx context.Context, id int64) error
 	ExpiredAttempts(ctx context.Context, arg ExpiredAttemptsParams) ([]CallAttempt, error)
+	// SQLite queries of compliance.sql that differ between dialects (see sqlc.yaml).
 	// Entries of the numbers that are active keep their id, source and reason
 	// and expire at the later of the two times (never, when either never does).
 	ExtendSuppressions(ctx context.Context, arg ExtendSuppressionsParams) error
@@ -108,6 +109,9 @@ type Querier interface {
 	InsertTelephonyConfig(ctx context.Context, arg InsertTelephonyConfigParams) (int64, error)
 	InsertWorkflow(ctx context.Context, arg InsertWorkflowParams) (Workflow, error)
 	LastAttemptOfContact(ctx context.Context, contactID int64) (CallAttempt, error)
+	// Importing and purging campaigns in chunks (store/import.go, store/purge.go).
+	// The contacts of a chunk are inserted with a multi-row VALUES statement
+	// that sqlc cannot express (queries/bulk.go); everything else is here.
 	LastContactRow(ctx context.Context, campaignID int64) (int64, error)
 	LastLogID(ctx context.Context, campaignID int64) (int64, error)
 	ListAPIKeys(ctx context.Context) ([]ListAPIKeysRow, error)
@@ -131,8 +135,10 @@ type Querier interface {
 	ListSuppressions(ctx context.Context, arg ListSuppressionsParams) ([]Suppression, error)
 	ListTelephonyConfigs(ctx context.Context, organizationID int64) ([]ListTelephonyConfigsRow, error)
 	ListWorkflows(ctx context.Context, organizationID int64) ([]ListWorkflowsRow, error)
+	// SQLite queries of orgs.sql that differ between dialects (see sqlc.yaml).
 	// Of the keys ids, those not revoked (an event stream's credential check).
 	LiveAPIKeyIDs(ctx context.Context, ids []int64) ([]int64, error)
+	// SQLite queries of console.sql that differ between dialects (see sqlc.yaml).
 	// Of the sessions ids, those not expired at now whose key is not revoked
 	// (an event stream's credential check; the conditions of GetConsoleSession).
 	LiveConsoleSessionIDs(ctx context.Context, arg LiveConsoleSessionIDsParams) ([]int64, error)
@@ -182,6 +188,7 @@ type Querier interface {
 	// The first attempt of every contact of the campaign with a row number in
 	// (@after_row, @last_row], in one statement.
 	QueueFirstAttempts(ctx context.Context, arg QueueFirstAttemptsParams) (int64, error)
+	// SQLite queries of queue.sql that differ between dialects (see sqlc.yaml).
 	// The campaign's queued attempts by timezone, by whether they are due at
 	// @now, and by whether a guard rail holds them (their evidence says so and
 	// they are not due yet), for the diagnosis (API.md 11): a range of
@@ -189,6 +196,7 @@ type Querier interface {
 	// chunk at a time).
 	QueueStats(ctx context.Context, arg QueueStatsParams) ([]QueueStatsRow, error)
 	RecentLogs(ctx context.Context, campaignID int64) ([]CampaignLog, error)
+	// SQLite queries of campaign_logs.sql that differ between dialects (see sqlc.yaml).
 	// The newest 50 entries of each campaign of a page of the campaign list, in
 	// one query: per campaign, one index seek finds the 50th newest entry's id
 	// and one index range reads from there, so the cost does not depend on how

@@ -51,7 +51,7 @@ func (q *Queries) NoteZonesQueued(ctx context.Context, arg NoteZonesQueuedParams
 const queueChunkEnd = `-- name: QueueChunkEnd :one
 SELECT row_number FROM contacts
 WHERE campaign_id = ?1 AND row_number > ?2
-ORDER BY row_number LIMIT 1 OFFSET CAST(?3 AS INTEGER)
+ORDER BY row_number LIMIT 1 OFFSET CAST(?3 AS BIGINT)
 `
 
 type QueueChunkEndParams struct {
@@ -110,6 +110,7 @@ func (q *Queries) QueueFirstAttempts(ctx context.Context, arg QueueFirstAttempts
 }
 
 const queueStats = `-- name: QueueStats :many
+
 SELECT timezone,
        CAST(due_at <= ?1 AS INTEGER) AS due,
        CAST(COALESCE(due_at > ?1 AND json_extract(compliance, '$.calling_hours') = 'held', 0) AS INTEGER) AS hours_held,
@@ -133,6 +134,7 @@ type QueueStatsRow struct {
 	NextDue   int64
 }
 
+// SQLite queries of queue.sql that differ between dialects (see sqlc.yaml).
 // The campaign's queued attempts by timezone, by whether they are due at
 // @now, and by whether a guard rail holds them (their evidence says so and
 // they are not due yet), for the diagnosis (API.md 11): a range of
@@ -171,7 +173,7 @@ func (q *Queries) QueueStats(ctx context.Context, arg QueueStatsParams) ([]Queue
 const rowsWithTimezone = `-- name: RowsWithTimezone :many
 SELECT row_number FROM contacts
 WHERE campaign_id = ?1 AND timezone = ?2 AND is_final = 0
-ORDER BY row_number LIMIT CAST(?3 AS INTEGER)
+ORDER BY row_number LIMIT CAST(?3 AS BIGINT)
 `
 
 type RowsWithTimezoneParams struct {
@@ -219,7 +221,7 @@ func (q *Queries) SetQueuedThrough(ctx context.Context, arg SetQueuedThroughPara
 }
 
 const unqueuedZones = `-- name: UnqueuedZones :many
-SELECT timezone, CAST(contacts - queued AS INTEGER) AS n FROM campaign_zones
+SELECT timezone, CAST(contacts - queued AS BIGINT) AS n FROM campaign_zones
 WHERE campaign_id = ?1 AND contacts > queued ORDER BY timezone
 `
 

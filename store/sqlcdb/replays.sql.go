@@ -25,7 +25,7 @@ func (q *Queries) ForgetExpiredReplayKey(ctx context.Context, arg ForgetExpiredR
 
 const purgeReplayKeys = `-- name: PurgeReplayKeys :execrows
 DELETE FROM webhook_replays WHERE key IN (
-    SELECT r.key FROM webhook_replays r WHERE r.expires_at <= ?1 LIMIT CAST(?2 AS INTEGER))
+    SELECT r.key FROM webhook_replays r WHERE r.expires_at <= ?1 LIMIT CAST(?2 AS BIGINT))
 `
 
 type PurgeReplayKeysParams struct {

@@ -11,8 +11,8 @@ import (
 
 const uploadSourceUses = `-- name: UploadSourceUses :many
 SELECT source_id,
-       CAST(COALESCE(MAX(CASE WHEN visibility = 'visible' THEN created_at END), 0) AS INTEGER) AS last_created_at,
-       CAST(COALESCE(MAX(CASE WHEN visibility = 'importing' THEN 1 ELSE 0 END), 0) AS INTEGER) AS importing
+       CAST(COALESCE(MAX(CASE WHEN visibility = 'visible' THEN created_at END), 0) AS BIGINT) AS last_created_at,
+       CAST(COALESCE(MAX(CASE WHEN visibility = 'importing' THEN 1 ELSE 0 END), 0) AS BIGINT) AS importing
 FROM campaigns
 WHERE parent_campaign_id IS NULL
 GROUP BY source_id
