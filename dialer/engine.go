@@ -39,6 +39,16 @@ type Config struct {
 	// Metrics receives the engine's counters and histograms (observe.go);
 	// nil records nothing.
 	Metrics *metrics.Metrics
+	// Node names this process among the nodes sharing the database (serve
+	// --node-name): it holds the leases of the campaigns it dials
+	// (lease.go). Empty: "local".
+	Node string
+	// LeaseTTL is how long a campaign's lease lasts without renewal
+	// (serve --lease-ttl); zero: DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	// Mono is the monotonic clock leases are measured on; nil means
+	// time.Now (whose readings carry the monotonic clock).
+	Mono func() time.Time
 }
 
 // Engine runs the campaigns. Build it with New, then Start it.
@@ -69,6 +79,8 @@ type Engine struct {
 	guard    guardRails   // compliance policies and suppression gates (guard.go)
 	watch    watcher      // the live streams' watcher (watch.go)
 	unstored heldStatuses // final statuses not stored yet (unstored.go)
+	leases   leases       // the campaigns this node holds (lease.go)
+	notes    notes        // notifications to the other nodes (notes.go)
 }
 
 // New returns an engine that is not running yet.
@@ -85,10 +97,20 @@ func New(cfg Config) *Engine {
 	if cfg.MaxCallSeconds <= 0 {
 		cfg.MaxCallSeconds = 3600
 	}
+	if cfg.Node == "" {
+		cfg.Node = "local"
+	}
+	if cfg.Mono == nil {
+		cfg.Mono = time.Now
+	}
 	return &Engine{cfg: cfg, db: cfg.DB, log: cfg.Log, now: cfg.Now, met: cfg.Metrics,
 		runners: map[int64]*runner{}, limiters: map[int64]*providerLimiter{}, carriers: map[int64]cachedCarrier{},
-		camps: map[int64]*campaignState{}, watches: map[int64]*time.Timer{}}
+		camps: map[int64]*campaignState{}, watches: map[int64]*time.Timer{},
+		leases: leases{held: map[int64]*heldLease{}}}
 }
+
+// mono reads the monotonic clock leases are measured on.
+func (e *Engine) mono() time.Time { return e.cfg.Mono() }
 
 // callDeadline is how long after its claim or placement an attempt without
 // a final status is reconciled (API.md 4.5).
@@ -96,30 +118,45 @@ func (e *Engine) callDeadline() time.Duration {
 	return RingTimeout + time.Duration(e.cfg.MaxCallSeconds)*time.Second
 }
 
-// Start reconciles attempts a previous process left dialing or in flight and
-// starts a runner for every running campaign. The engine runs until ctx ends
-// or Stop is called.
+// Start starts a runner for every running campaign and every campaign with
+// attempts left dialing or in flight; each takes its campaign's lease if no
+// other node holds it, and settles what a previous process left unfinished
+// first (takeOver). It also starts renewing the leases and listening to the
+// other nodes (lease.go). The engine runs until ctx ends or Stop is called.
 func (e *Engine) Start(ctx context.Context) error {
 	e.mu.Lock()
 	e.ctx = ctx
 	e.mu.Unlock()
-	if err := e.reconcileAtStart(ctx); err != nil {
-		return fmt.Errorf("reconcile: %w", err)
-	}
 	ids, err := e.db.RunningCampaignIDs(ctx)
 	if err != nil {
 		return err
 	}
+	unfinished, err := e.db.UnfinishedAttempts(ctx)
+	if err != nil {
+		return fmt.Errorf("reconcile: %w", err)
+	}
+	// What a previous process left unfinished is settled before Start
+	// returns, in the campaigns this node can take.
+	seen := map[int64]bool{}
+	for _, a := range unfinished {
+		if !seen[a.CampaignID] {
+			seen[a.CampaignID] = true
+			e.acquire(ctx, a.CampaignID)
+			ids = append(ids, a.CampaignID)
+		}
+	}
 	e.sweepCap(ctx)
+	e.startLeases(ctx)
 	for _, id := range ids {
-		e.Wake(id)
+		e.wake(id)
 	}
 	return nil
 }
 
-// Stop stops placing new calls and waits for the runners and the provider
-// requests under way to finish. Calls already placed finish at the
-// provider; their statuses are applied after a restart (or by reconciliation).
+// Stop stops placing new calls, waits for the runners and the provider
+// requests under way to finish, and hands the campaigns' leases back. Calls
+// already placed finish at the provider; their statuses are applied by any
+// node, or after a restart (or by reconciliation).
 func (e *Engine) Stop() {
 	e.mu.Lock()
 	e.stopped = true
@@ -139,6 +176,10 @@ func (e *Engine) Stop() {
 	e.stopHeldRetry()
 	e.wg.Wait()
 	e.events.Wait()
+	// No request is under way and none can start: the leases go back at
+	// once, so that another node dials the campaigns without waiting for
+	// their expiry.
+	e.stopLeases()
 }
 
 // watchDeadline wakes campaign id at the earliest deadline of its calls in
@@ -168,15 +209,22 @@ func (e *Engine) watchDeadline(ctx context.Context, id int64) {
 			delete(e.watches, id)
 		}
 		e.mu.Unlock()
-		e.Wake(id)
+		e.wake(id)
 	})
 	e.watches[id] = t
 }
 
 // Wake makes the runner of campaign id look at it again now: after start,
 // resume and PATCH, and in tests after moving the clock. It starts a runner
-// when the campaign has none.
+// when the campaign has none, and tells the other nodes (the one holding
+// the campaign's lease looks again).
 func (e *Engine) Wake(id int64) {
+	e.wake(id)
+	e.noteChange(id)
+}
+
+// wake is Wake without telling the other nodes.
+func (e *Engine) wake(id int64) {
 	e.mu.Lock()
 	ready := !e.stopped && e.ctx != nil
 	e.mu.Unlock()
@@ -213,6 +261,9 @@ func (e *Engine) Wake(id int64) {
 // campaign under way has been answered and no other will be made. Calls in
 // flight finish normally.
 func (e *Engine) Halt(id int64) {
+	// The node holding the campaign's lease, if another, halts it when
+	// told; its next claim would find the campaign stopped anyway.
+	e.noteChange(id)
 	e.mu.Lock()
 	r, cs := e.runners[id], e.camps[id]
 	e.mu.Unlock()
@@ -249,6 +300,6 @@ func (e *Engine) wakeIfRunning(id int64) {
 		return
 	}
 	if c, err := e.db.CampaignByID(ctx, id); err == nil && c.State == store.StateRunning {
-		e.Wake(id)
+		e.wake(id)
 	}
 }

@@ -173,7 +173,7 @@ func (p *placing) checkAndPlace(call carrier.Call) (asked, bool) {
 	gate.RUnlock()
 	res := asked{ck: ck, placed: placed, err: err, sent: sent,
 		pl: store.Placement{AttemptID: a.ID, CampaignID: c.ID, OrganizationID: c.OrganizationID, PhoneNumber: a.PhoneNumber,
-			CallerID: p.callerID, At: e.now(), Evidence: ck.ev.json()}}
+			CallerID: p.callerID, At: e.now(), Evidence: ck.ev.json(), Lease: r.lease}}
 	if !ok {
 		p.notPlaced(res)
 		e.requeueWith(p.book, r, a, a.DueAt, res.pl.Evidence)
@@ -210,7 +210,10 @@ func (p *placing) settle(res asked) {
 		r.cs.placed(e.now())
 		deadline := e.now().Add(e.callDeadline())
 		pl.ProviderCallID, pl.Deadline = res.placed.ProviderCallID, deadline
-		if _, err := e.db.MarkPlaced(ctx, pl); err != nil {
+		if _, err := e.db.MarkPlaced(ctx, pl); e.leaseLost(c.ID, err) {
+			e.log.Error("dialer: a call placed as the campaign's lease changed hands; its statuses still apply",
+				slog.Int64("attempt_id", a.ID))
+		} else if err != nil {
 			e.log.Error("dialer: mark placed", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
 		}
 		e.live.placed(a.ID, res.placed.ProviderCallID, p.callerID)
@@ -321,6 +324,12 @@ func (r *runner) place(ctx context.Context, car carrier.Carrier, call carrier.Ca
 	r.cs.gate.RLock()
 	defer r.cs.gate.RUnlock()
 	if r.isHalted() {
+		return carrier.Placed{}, false, nil
+	}
+	if !r.e.leaseValid(r.lease) {
+		// The lease may have lapsed (the database unreachable, this
+		// process paused): another node may dial the campaign now. The
+		// attempt goes back unsent; the renewal says whether it is lost.
 		return carrier.Placed{}, false, nil
 	}
 	r.cs.placing.Add(1)

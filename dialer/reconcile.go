@@ -75,26 +75,28 @@ func (e *Engine) reconcile(ctx context.Context, c *store.Campaign, a *store.Atte
 	}
 }
 
-// reconcileAtStart settles attempts a previous process left unfinished. A
-// dialing attempt's request may or may not have reached the provider; with
-// no provider call id to ask about it ends unknown and is never placed
-// again. One whose call id is known (a status webhook came before the
-// process could record the placement) was placed: it is recorded in flight
-// like the others. An in-flight attempt is asked about; a final answer is
-// applied, and the others stay in flight (their statuses still arrive, and
-// the deadline reconciles them).
-func (e *Engine) reconcileAtStart(ctx context.Context) error {
-	list, err := e.db.UnfinishedAttempts(ctx)
+// takeOver settles the attempts of campaign id the previous holder of its
+// lease l left unfinished (a process that stopped or died, this node's
+// previous life after a restart, another node), before this node dials it.
+// A dialing attempt's request may or may not have reached the provider;
+// with no provider call id to ask about it ends unknown and is never
+// placed again. One whose call id is known (a status webhook came before
+// the holder could record the placement) was placed: it is recorded in
+// flight like the others. An in-flight attempt is asked about; a final
+// answer is applied, and the others stay in flight (their statuses still
+// arrive, on any node, and the deadline reconciles them).
+func (e *Engine) takeOver(ctx context.Context, id int64, l store.Lease) error {
+	list, err := e.db.UnfinishedAttemptsOf(ctx, id)
+	if err != nil || len(list) == 0 {
+		return err
+	}
+	c, err := e.db.CampaignByID(ctx, id)
 	if err != nil {
 		return err
 	}
 	for _, a := range list {
-		c, err := e.db.CampaignByID(ctx, a.CampaignID)
-		if err != nil {
-			return err
-		}
 		if a.State == store.AttemptDialing && a.ProviderCallID == nil {
-			if e.followDerived(ctx, c, a) {
+			if e.followDerived(ctx, c, a, l) {
 				continue
 			}
 			e.finish(ctx, a.CampaignID, a.ID, carrier.Status{Final: true, Outcome: carrier.OutcomeUnknown, Raw: "interrupted"},
@@ -107,7 +109,7 @@ func (e *Engine) reconcileAtStart(ctx context.Context) error {
 		if a.State == store.AttemptDialing {
 			deadline := e.now().Add(e.callDeadline())
 			if _, err := e.db.MarkPlaced(ctx, store.Placement{AttemptID: a.ID, CampaignID: c.ID, OrganizationID: c.OrganizationID,
-				PhoneNumber: a.PhoneNumber, ProviderCallID: *a.ProviderCallID, At: e.now(), Deadline: deadline}); err != nil {
+				PhoneNumber: a.PhoneNumber, ProviderCallID: *a.ProviderCallID, At: e.now(), Deadline: deadline, Lease: l}); err != nil {
 				return err
 			}
 		}
@@ -128,7 +130,7 @@ func (e *Engine) reconcileAtStart(ctx context.Context) error {
 // answer is applied (true). When the provider has no such call or cannot be
 // asked, it returns false and the attempt ends unknown; it is never placed
 // again (Asterisk would dial a destroyed channel's id again).
-func (e *Engine) followDerived(ctx context.Context, c *store.Campaign, a *store.Attempt) bool {
+func (e *Engine) followDerived(ctx context.Context, c *store.Campaign, a *store.Attempt, l store.Lease) bool {
 	car, _, err := e.carrierFor(ctx, c.OrganizationID, c.TelephonyConfigurationID)
 	if err != nil {
 		return false
@@ -149,7 +151,7 @@ func (e *Engine) followDerived(ctx context.Context, c *store.Campaign, a *store.
 	}
 	deadline := e.now().Add(e.callDeadline())
 	if _, err := e.db.MarkPlaced(ctx, store.Placement{AttemptID: a.ID, CampaignID: c.ID, OrganizationID: c.OrganizationID,
-		PhoneNumber: a.PhoneNumber, ProviderCallID: id, At: e.now(), Deadline: deadline}); err != nil {
+		PhoneNumber: a.PhoneNumber, ProviderCallID: id, At: e.now(), Deadline: deadline, Lease: l}); err != nil {
 		e.log.Error("dialer: mark placed", slog.Int64("attempt_id", a.ID), slog.String("error", err.Error()))
 		return false
 	}

@@ -122,7 +122,11 @@ func (e *Engine) requeueWith(ctx context.Context, r *runner, a *store.Attempt, d
 // final status ended it, which freed the slot), nothing is freed.
 func (e *Engine) putBack(ctx context.Context, cs *campaignState, campaignID, attemptID int64, due time.Time, evidence []byte) {
 	s, err := e.leave(campaignID, func() (bool, error) {
-		return e.db.RequeueAttempt(ctx, attemptID, due, evidence)
+		// Not fenced (a zero lease): the attempt was never sent, so
+		// putting it back is the truth whoever holds the lease; if the new
+		// holder settled it already, it is no longer dialing and this
+		// changes nothing, and if not, the new holder dials it once.
+		return e.db.RequeueAttempt(ctx, store.Lease{}, attemptID, due, evidence)
 	})
 	if err != nil {
 		e.log.Error("dialer: requeue", slog.Int64("attempt_id", attemptID), slog.String("error", err.Error()))

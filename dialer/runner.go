@@ -19,7 +19,13 @@ type runner struct {
 
 	wake   chan struct{}
 	reload atomic.Bool
-	done   atomic.Bool
+	// recount asks the run loop to count the campaign's slots again from
+	// the database (statuses applied by other nodes; lease.go).
+	recount atomic.Bool
+	// lease is the campaign's lease, taken when the run loop starts
+	// (lease.go); it fences the runner's claims and placements.
+	lease store.Lease
+	done  atomic.Bool
 	// halted is set by halt and when the runner stops by itself: its
 	// dispatches that have not asked the provider yet put their attempts
 	// back instead (checked under cs.gate, see campaignState).
@@ -88,6 +94,14 @@ func (r *runner) halt() {
 func (r *runner) isHalted() bool { return r.halted.Load() }
 
 func (r *runner) run(ctx context.Context) {
+	l, ok := r.e.acquire(ctx, r.id)
+	if !ok {
+		// Another node dials the campaign (or the lease could not be
+		// taken: the scan of orphaned campaigns tries again).
+		r.exit(ctx)
+		return
+	}
+	r.lease = l
 	if d, err := r.e.db.NextDeadline(ctx, r.id); err == nil {
 		r.setDeadline(d)
 	}
@@ -99,6 +113,11 @@ func (r *runner) run(ctx context.Context) {
 		if finished {
 			if r.exit(ctx) {
 				r.e.watchDeadline(ctx, r.id)
+				if r.cs.inUse() <= 0 && !r.e.hasRunner(r.id) {
+					// Nothing left to watch: another node may take the
+					// campaign when it runs again.
+					r.e.release(ctx, r.id)
+				}
 				return
 			}
 			continue
@@ -218,6 +237,12 @@ func (r *runner) step(ctx context.Context) (time.Time, bool) {
 			return time.Time{}, true
 		}
 	}
+	if r.recount.Swap(false) {
+		if err := r.e.recount(ctx, r.id, r.cs); err != nil {
+			r.recount.Store(true)
+			return r.e.now().Add(time.Second), false
+		}
+	}
 	now := r.e.now()
 	if d := r.deadline(); !d.IsZero() && !now.Before(d) {
 		r.expire(ctx, now)
@@ -240,7 +265,11 @@ func (r *runner) step(ctx context.Context) (time.Time, bool) {
 			return earliest(r.pace.next(), r.deadline()), false
 		}
 		deadline := now.Add(r.e.callDeadline())
-		claimed, err := r.e.db.ClaimAttempts(ctx, r.id, now, deadline, open, n)
+		claimed, err := r.e.db.ClaimAttempts(ctx, r.lease, now, deadline, open, n)
+		if r.e.leaseLost(r.id, err) {
+			r.pace.refund(n, r.c.RateLimitPerSecond)
+			return time.Time{}, true
+		}
 		if err != nil {
 			r.e.log.Error("dialer: claim", slog.Int64("campaign_id", r.id), slog.String("error", err.Error()))
 			r.pace.refund(n, r.c.RateLimitPerSecond)

@@ -1,6 +1,7 @@
 package dialer
 
 import (
+	"context"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -47,6 +48,10 @@ type campaignState struct {
 	// dispatch of an earlier runner still settles it. Only the first count,
 	// take and slot.free change it.
 	active atomic.Int64
+	// unfreed counts the slots leave handed out that are not freed yet
+	// (their attempts already out of dialing or in flight in the
+	// database), for recount.
+	unfreed atomic.Int64
 	// gate orders provider requests against Halt: a dispatch holds it for
 	// reading from its last halted check until the provider answered, so
 	// once Halt has taken it for writing no request of the campaign is
@@ -153,6 +158,7 @@ func (s slot) free() {
 	if s.cs == nil {
 		return
 	}
+	s.cs.unfreed.Add(-1)
 	if n := s.cs.active.Add(-1); n < 0 {
 		// A defect, not a state to hide: the count would let the
 		// campaign exceed max_concurrency.
@@ -187,9 +193,30 @@ func (e *Engine) leave(id int64, write func() (moved bool, err error)) (slot, er
 	cs.settle.RLock()
 	moved, err := write()
 	counted := cs.counted.Load()
-	cs.settle.RUnlock()
 	if err != nil || !moved || !counted {
+		cs.settle.RUnlock()
 		return slot{}, err
 	}
+	cs.unfreed.Add(1)
+	cs.settle.RUnlock()
 	return slot{e: e, cs: cs, campaignID: id}, nil
+}
+
+// recount counts campaign id's slots again from the database, where the
+// statuses other nodes applied freed slots this node's count still holds
+// (lease.go). Only the campaign's run loop calls it, so no claim is between
+// its commit and its take; writes through leave are ordered by settle, and
+// the slots they handed out but the caller has not freed yet are added
+// back (freed a moment later, they are counted once). A free racing the
+// count can leave it one too high until the next recount: never too low.
+func (e *Engine) recount(ctx context.Context, id int64, cs *campaignState) error {
+	cs.settle.Lock()
+	defer cs.settle.Unlock()
+	n, err := e.db.CountActiveAttempts(ctx, id)
+	if err != nil {
+		e.log.Error("dialer: count active attempts", slog.Int64("campaign_id", id), slog.String("error", err.Error()))
+		return err
+	}
+	cs.active.Store(int64(n) + cs.unfreed.Load())
+	return nil
 }

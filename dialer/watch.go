@@ -42,11 +42,13 @@ func (e *Engine) Watch(w Watcher) {
 	e.watch.fn.Store(&w)
 }
 
-// changed reports c to the watcher, if any.
+// changed reports c to the watcher, if any, and to the other nodes sharing
+// the database (notes.go).
 func (e *Engine) changed(c Change) {
 	if w := e.watch.fn.Load(); w != nil {
 		(*w)(c)
 	}
+	e.noteChange(c.CampaignID)
 }
 
 // touched reports that something of campaign id changed (a counter, a log

@@ -55,6 +55,10 @@ WHERE id = @id AND state IN ('dialing', 'in_flight') AND sequence <= @sequence;
 -- name: UnfinishedAttempts :many
 SELECT * FROM call_attempts WHERE state IN ('dialing', 'in_flight') ORDER BY id;
 
+-- name: UnfinishedAttemptsOf :many
+-- A range of call_attempts_campaign_state per state.
+SELECT * FROM call_attempts WHERE campaign_id = @campaign_id AND state IN ('dialing', 'in_flight') ORDER BY id;
+
 -- name: ExpiredAttempts :many
 SELECT * FROM call_attempts WHERE campaign_id = @campaign_id AND state IN ('dialing', 'in_flight') AND deadline_at <= @deadline_at ORDER BY id;
 

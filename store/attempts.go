@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -84,10 +85,21 @@ func str(s string) sql.NullString { return sql.NullString{String: s, Valid: s !=
 // dispatches. Each claimed attempt gets deadline: if it has no final status by
 // then (its placement could not be recorded, say) it is reconciled like a
 // call in flight.
-func (db *DB) ClaimAttempts(ctx context.Context, campaignID int64, now, deadline time.Time, timezones []string, max int) ([]*Attempt, error) {
+//
+// The claim is fenced by lease l (the campaign's, l.CampaignID): when it
+// changed hands the claim fails with ErrLeaseLost, and when the campaign is
+// no longer running (paused on another node) nothing is claimed.
+func (db *DB) ClaimAttempts(ctx context.Context, l Lease, now, deadline time.Time, timezones []string, max int) ([]*Attempt, error) {
 	tz, _ := json.Marshal(timezones)
+	campaignID := l.CampaignID
 	var rows []sqlcdb.CallAttempt
 	err := db.inDurableBatch(ctx, func(q sqlcdb.Querier) error {
+		rows = nil
+		if err := checkLease(ctx, q, l, true); errors.Is(err, errNotRunning) {
+			return nil
+		} else if err != nil {
+			return err
+		}
 		var err error
 		rows, err = claimWithQueueing(ctx, q, campaignID, max, func(n int) ([]sqlcdb.CallAttempt, error) {
 			return q.ClaimAttempts(ctx, sqlcdb.ClaimAttemptsParams{
@@ -172,6 +184,9 @@ type Placement struct {
 	// reconciled if no final status came.
 	At, Deadline time.Time
 	Evidence     []byte
+	// Lease fences the write: it fails with ErrLeaseLost when the
+	// campaign's lease changed hands. Zero: not fenced (a test's write).
+	Lease Lease
 }
 
 // recordNumberCall counts p's call for the attempt cap (a no-op when the
@@ -197,6 +212,10 @@ func evidence(b []byte) sql.NullString { return sql.NullString{String: string(b)
 func (db *DB) MarkPlaced(ctx context.Context, p Placement) (bool, error) {
 	var placed bool
 	err := db.inBatch(ctx, func(q sqlcdb.Querier) error {
+		placed = false
+		if err := checkLease(ctx, q, p.Lease, false); err != nil {
+			return err
+		}
 		n, err := q.MarkAttemptPlaced(ctx, sqlcdb.MarkAttemptPlacedParams{ProviderCallID: str(p.ProviderCallID),
 			CallerID: str(p.CallerID), DeadlineAt: sql.NullInt64{Int64: p.Deadline.UnixMilli(), Valid: true},
 			Compliance: evidence(p.Evidence), ID: p.AttemptID})
@@ -228,6 +247,10 @@ func (db *DB) MarkPlaced(ctx context.Context, p Placement) (bool, error) {
 func (db *DB) MarkUnconfirmed(ctx context.Context, p Placement, reason string) (bool, error) {
 	var n int64
 	err := db.inBatch(ctx, func(q sqlcdb.Querier) error {
+		n = 0
+		if err := checkLease(ctx, q, p.Lease, false); err != nil {
+			return err
+		}
 		var err error
 		n, err = q.MarkAttemptUnconfirmed(ctx, sqlcdb.MarkAttemptUnconfirmedParams{CallerID: str(p.CallerID),
 			DeadlineAt: sql.NullInt64{Int64: p.Deadline.UnixMilli(), Valid: true}, Error: str(reason),
@@ -247,9 +270,18 @@ func (db *DB) MarkUnconfirmed(ctx context.Context, p Placement, reason string) (
 // provider rate limit, a pause before the request went out). It reports
 // false when the attempt was no longer dialing (a final status ended it).
 // held, when not nil, is the evidence of why a guard rail held the attempt (12.5),
-// in the same statement.
-func (db *DB) RequeueAttempt(ctx context.Context, id int64, due time.Time, held []byte) (bool, error) {
-	n, err := db.wq.RequeueAttempt(ctx, sqlcdb.RequeueAttemptParams{DueAt: due.UnixMilli(), Compliance: evidence(held), ID: id})
+// in the same statement. The write is fenced by lease l (ErrLeaseLost; zero:
+// not fenced).
+func (db *DB) RequeueAttempt(ctx context.Context, l Lease, id int64, due time.Time, held []byte) (bool, error) {
+	var n int64
+	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
+		if err := checkLease(ctx, q, l, false); err != nil {
+			return err
+		}
+		var err error
+		n, err = q.RequeueAttempt(ctx, sqlcdb.RequeueAttemptParams{DueAt: due.UnixMilli(), Compliance: evidence(held), ID: id})
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("requeue attempt: %w", err)
 	}
@@ -268,7 +300,16 @@ func (db *DB) GetAttempt(ctx context.Context, id int64) (*Attempt, error) {
 // UnfinishedAttempts returns every dialing or in-flight attempt of every
 // campaign (for reconciliation at start-up).
 func (db *DB) UnfinishedAttempts(ctx context.Context) ([]*Attempt, error) {
-	rows, err := db.rq.UnfinishedAttempts(ctx)
+	return unfinished(db.rq.UnfinishedAttempts(ctx))
+}
+
+// UnfinishedAttemptsOf is UnfinishedAttempts of campaign id alone (a
+// campaign a node takes over).
+func (db *DB) UnfinishedAttemptsOf(ctx context.Context, id int64) ([]*Attempt, error) {
+	return unfinished(db.rq.UnfinishedAttemptsOf(ctx, id))
+}
+
+func unfinished(rows []sqlcdb.CallAttempt, err error) ([]*Attempt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("unfinished attempts: %w", err)
 	}

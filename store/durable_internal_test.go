@@ -49,11 +49,22 @@ func TestClaimCommitIsSynced(t *testing.T) {
 	if len(modes) != 0 {
 		t.Fatalf("a plain batched write switched synchronous: %v", modes)
 	}
-	list, err := db.ClaimAttempts(ctx, c.ID, time.Now(), time.Now().Add(time.Hour), c.Timezones, 1)
+	list, err := db.ClaimAttempts(ctx, Lease{CampaignID: c.ID, Node: "test-node", Generation: mustLease(t, db, c.ID)}, time.Now(), time.Now().Add(time.Hour), c.Timezones, 1)
 	if err != nil || len(list) != 1 {
 		t.Fatalf("claim = %d, %v", len(list), err)
 	}
 	if want := []string{"FULL", "NORMAL"}; !slices.Equal(modes, want) {
 		t.Fatalf("synchronous around the claim: %v, want %v", modes, want)
 	}
+}
+
+// mustLease takes campaign id's lease for the test's node and returns its
+// generation.
+func mustLease(t *testing.T, db *DB, id int64) int64 {
+	t.Helper()
+	l, ok, err := db.AcquireLease(context.Background(), id, "test-node", time.Hour)
+	if err != nil || !ok {
+		t.Fatalf("acquire lease: ok=%v, %v", ok, err)
+	}
+	return l.Generation
 }

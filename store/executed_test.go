@@ -35,7 +35,7 @@ func TestExecutedCountedOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			list, err := db.ClaimAttempts(ctx, c.ID, t0, t0.Add(time.Hour), c.Timezones, 1)
+			list, err := db.ClaimAttempts(ctx, leaseOf(t, db, c.ID), t0, t0.Add(time.Hour), c.Timezones, 1)
 			if err != nil || len(list) != 1 {
 				t.Fatalf("claim: %d %v", len(list), err)
 			}

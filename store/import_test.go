@@ -150,7 +150,7 @@ func TestFirstAttemptsQueuedLazily(t *testing.T) {
 	now := time.Now()
 	var rows []int64
 	for _, max := range []int{600, 1500, 1000} {
-		list, err := db.ClaimAttempts(ctx, c.ID, now, now.Add(time.Hour), c.Timezones, max)
+		list, err := db.ClaimAttempts(ctx, leaseOf(t, db, c.ID), now, now.Add(time.Hour), c.Timezones, max)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +166,7 @@ func TestFirstAttemptsQueuedLazily(t *testing.T) {
 			t.Fatalf("claim %d is row %d, want %d (CSV order)", i, r, i+2)
 		}
 	}
-	if list, err := db.ClaimAttempts(ctx, c.ID, now, now.Add(time.Hour), c.Timezones, 10); err != nil || len(list) != 0 {
+	if list, err := db.ClaimAttempts(ctx, leaseOf(t, db, c.ID), now, now.Add(time.Hour), c.Timezones, 10); err != nil || len(list) != 0 {
 		t.Fatalf("claim after the last contact = %d, %v; want none", len(list), err)
 	}
 	if q, err := db.QueuedByTimezone(ctx, c.ID, c.Timezones); err != nil || len(q) != 0 {
@@ -201,7 +201,7 @@ func TestLazyQueueSkipsClosedTimezones(t *testing.T) {
 	claims := 0
 	for len(got) < 10 && claims < 10 {
 		claims++
-		list, err := db.ClaimAttempts(ctx, c.ID, time.Now(), time.Now().Add(time.Hour), open, 10)
+		list, err := db.ClaimAttempts(ctx, leaseOf(t, db, c.ID), time.Now(), time.Now().Add(time.Hour), open, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -252,7 +252,7 @@ func TestDeleteCampaign(t *testing.T) {
 	if err := db.DeleteCampaign(ctx, org, c.ID); store.ErrorCode(err) != store.ECONFLICT {
 		t.Fatalf("delete a running campaign = %v, want ECONFLICT", err)
 	}
-	claimed, err := db.ClaimAttempts(ctx, c.ID, time.Now(), time.Now().Add(time.Hour), c.Timezones, 1)
+	claimed, err := db.ClaimAttempts(ctx, leaseOf(t, db, c.ID), time.Now(), time.Now().Add(time.Hour), c.Timezones, 1)
 	if err != nil || len(claimed) != 1 {
 		t.Fatalf("claim = %d, %v", len(claimed), err)
 	}

@@ -19,6 +19,8 @@ import (
 	"github.com/outdial/outdial/store/sqlcdb"
 )
 
+//go:generate go run ./internal/pgqgen
+
 // postgresEngine keeps the state in a PostgreSQL database that several
 // nodes share (API.md 16): a pgx pool for reads and writes, and a pool of
 // one connection for health checks, which never waits behind the others.

@@ -19,7 +19,7 @@ func TestApplyStatusReplayKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
-	list, err := db.ClaimAttempts(ctx, c.ID, t0, t0.Add(time.Hour), c.Timezones, 1)
+	list, err := db.ClaimAttempts(ctx, leaseOf(t, db, c.ID), t0, t0.Add(time.Hour), c.Timezones, 1)
 	if err != nil || len(list) != 1 {
 		t.Fatalf("claim: %d %v", len(list), err)
 	}

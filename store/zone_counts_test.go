@@ -79,7 +79,7 @@ func TestZoneCountsFollowTheQueue(t *testing.T) {
 	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	claimed := 0
 	for round := 0; claimed < n; round++ {
-		list, err := db.ClaimAttempts(ctx, c.ID, t0, t0.Add(time.Hour), c.Timezones, 700)
+		list, err := db.ClaimAttempts(ctx, leaseOf(t, db, c.ID), t0, t0.Add(time.Hour), c.Timezones, 700)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -61,10 +61,14 @@ func (s *service) prepare(ctx context.Context, sc scheme, n int) (int64, []*stor
 		return 0, nil, err
 	}
 	tzs := c.Timezones
+	lease, ok, err := db.AcquireLease(ctx, c.ID, "hookbench", time.Hour)
+	if err != nil || !ok {
+		return 0, nil, fmt.Errorf("acquire lease: ok=%v, %v", ok, err)
+	}
 	var out []*store.Attempt
 	deadline := time.Now().Add(time.Hour)
 	for len(out) < n {
-		list, err := db.ClaimAttempts(ctx, c.ID, time.Now(), time.Now().Add(time.Hour), tzs, 1000)
+		list, err := db.ClaimAttempts(ctx, lease, time.Now(), time.Now().Add(time.Hour), tzs, 1000)
 		if err != nil {
 			return 0, nil, err
 		}

@@ -97,6 +97,13 @@ type CampaignDefinition struct {
 	Definition string
 }
 
+type CampaignLease struct {
+	CampaignID int64
+	Node       string
+	Generation int64
+	ExpiresAt  int64
+}
+
 type CampaignLog struct {
 	ID         int64
 	CampaignID int64

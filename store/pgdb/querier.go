@@ -29,6 +29,14 @@ type Querier interface {
 	CampaignSnapshot(ctx context.Context, id int64) (CampaignSnapshotRow, error)
 	CampaignZoneSets(ctx context.Context, id int64) (string, error)
 	CancelCampaign(ctx context.Context, arg CancelCampaignParams) (int64, error)
+	// PostgreSQL queries of leases.sql that differ between dialects (see sqlc.yaml).
+	// The fencing check of a claim or a placement write, in its transaction:
+	// a row when @node holds campaign @campaign_id's lease with @generation
+	// (none otherwise), saying whether the campaign is stopped (paused or
+	// ended, on any node). The lease row is locked FOR SHARE until the transaction ends, so a
+	// takeover (an UPDATE of the row) waits for the claim to commit and then
+	// sees what it claimed.
+	CheckLease(ctx context.Context, arg CheckLeaseParams) (int64, error)
 	// PostgreSQL queries of call_attempts.sql that differ between dialects (see sqlc.yaml).
 	ClaimAttempts(ctx context.Context, arg ClaimAttemptsParams) ([]CallAttempt, error)
 	ClearDefaultCallerID(ctx context.Context, arg ClearDefaultCallerIDParams) error
@@ -85,6 +93,7 @@ type Querier interface {
 	GetConsoleSession(ctx context.Context, arg GetConsoleSessionParams) (GetConsoleSessionRow, error)
 	GetContact(ctx context.Context, id int64) (Contact, error)
 	GetDefaultOutboundConfigID(ctx context.Context, organizationID int64) (int64, error)
+	GetLease(ctx context.Context, campaignID int64) (CampaignLease, error)
 	GetOrganizationByName(ctx context.Context, name string) (Organization, error)
 	GetPhoneNumber(ctx context.Context, arg GetPhoneNumberParams) (PhoneNumber, error)
 	GetTelephonyConfig(ctx context.Context, arg GetTelephonyConfigParams) (GetTelephonyConfigRow, error)
@@ -102,6 +111,9 @@ type Querier interface {
 	InsertCampaign(ctx context.Context, arg InsertCampaignParams) (int64, error)
 	InsertCampaignDefinition(ctx context.Context, arg InsertCampaignDefinitionParams) error
 	InsertContact(ctx context.Context, arg InsertContactParams) (int64, error)
+	// The first lease of campaign @campaign_id, generation 1. No row: a node
+	// took it meanwhile.
+	InsertLease(ctx context.Context, arg InsertLeaseParams) (int64, error)
 	InsertLog(ctx context.Context, arg InsertLogParams) (int64, error)
 	InsertPhoneNumber(ctx context.Context, arg InsertPhoneNumberParams) (PhoneNumber, error)
 	InsertPolicyChange(ctx context.Context, arg InsertPolicyChangeParams) error
@@ -114,6 +126,9 @@ type Querier interface {
 	// that sqlc cannot express (queries/bulk.go); everything else is here.
 	LastContactRow(ctx context.Context, campaignID int64) (int64, error)
 	LastLogID(ctx context.Context, campaignID int64) (int64, error)
+	LeaseHolder(ctx context.Context, arg LeaseHolderParams) (string, error)
+	// The nodes holding unexpired leases at @now: a campaign's dialed_by.
+	LeaseHolders(ctx context.Context, now int64) ([]LeaseHoldersRow, error)
 	ListAPIKeys(ctx context.Context) ([]ListAPIKeysRow, error)
 	// One query per filter, each an index range (call_attempts_campaign,
 	// _campaign_state, _campaign_outcome): a page costs the same at any depth.
@@ -173,6 +188,10 @@ type Querier interface {
 	// primary key's (organization, number) prefix.
 	NumberCallsSince(ctx context.Context, arg NumberCallsSinceParams) ([]int64, error)
 	OrganizationOfCampaign(ctx context.Context, id int64) (int64, error)
+	// Campaigns that need a node and have none at @now: running ones whose
+	// lease is missing, expired or handed back, and others whose lease expired
+	// with calls still dialing or in flight (their deadlines need watching).
+	OrphanedCampaigns(ctx context.Context, now int64) ([]int64, error)
 	PhoneAddressTaken(ctx context.Context, arg PhoneAddressTakenParams) (int64, error)
 	PickAndTouchCallerID(ctx context.Context, arg PickAndTouchCallerIDParams) (string, error)
 	PickCallerID(ctx context.Context, telephonyConfigurationID int64) (PickCallerIDRow, error)
@@ -207,6 +226,12 @@ type Querier interface {
 	// live one exists: the webhook was applied already.
 	RecordReplayKey(ctx context.Context, arg RecordReplayKeyParams) (int64, error)
 	RedeemSignInLink(ctx context.Context, arg RedeemSignInLinkParams) (RedeemSignInLinkRow, error)
+	// Hands campaign @campaign_id's lease back (expired at once), if @node still
+	// holds it with @generation.
+	ReleaseLease(ctx context.Context, arg ReleaseLeaseParams) (int64, error)
+	// Extends every lease @node holds to @expires_at; the rows say which it
+	// still holds, and with which generation.
+	RenewLeases(ctx context.Context, arg RenewLeasesParams) ([]RenewLeasesRow, error)
 	RequeueAttempt(ctx context.Context, arg RequeueAttemptParams) (int64, error)
 	ResumeCampaign(ctx context.Context, arg ResumeCampaignParams) (int64, error)
 	// Entries of the numbers (a JSON array) that expired are replaced by the new
@@ -223,11 +248,18 @@ type Querier interface {
 	SetTelephonyConfigCredentials(ctx context.Context, arg SetTelephonyConfigCredentialsParams) error
 	StartCampaign(ctx context.Context, arg StartCampaignParams) (int64, error)
 	SweepNumberCalls(ctx context.Context, placedAt int64) (int64, error)
+	// Takes campaign @campaign_id's lease for @node until @expires_at when its
+	// holder's lease expired at @now or @node holds it already (a node
+	// restarted under its name): the generation grows by one. No row: another
+	// node holds it, or nobody ever did (InsertLease).
+	TakeLease(ctx context.Context, arg TakeLeaseParams) (int64, error)
 	TelephonyConfigNameTaken(ctx context.Context, arg TelephonyConfigNameTakenParams) (int64, error)
 	TelephonyConfigVersion(ctx context.Context, arg TelephonyConfigVersionParams) (int64, error)
 	TouchCallerID(ctx context.Context, arg TouchCallerIDParams) error
 	TouchConsoleSession(ctx context.Context, arg TouchConsoleSessionParams) error
 	UnfinishedAttempts(ctx context.Context) ([]CallAttempt, error)
+	// A range of call_attempts_campaign_state per state.
+	UnfinishedAttemptsOf(ctx context.Context, campaignID int64) ([]CallAttempt, error)
 	// The organization's newest campaigns that may still dial (an
 	// organization-wide event stream's first snapshots).
 	UnfinishedCampaignIDs(ctx context.Context, arg UnfinishedCampaignIDsParams) ([]int64, error)

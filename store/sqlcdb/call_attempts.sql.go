@@ -841,3 +841,56 @@ func (q *Queries) UnfinishedAttempts(ctx context.Context) ([]CallAttempt, error)
 	}
 	return items, nil
 }
+
+const unfinishedAttemptsOf = `-- name: UnfinishedAttemptsOf :many
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts WHERE campaign_id = ?1 AND state IN ('dialing', 'in_flight') ORDER BY id
+`
+
+// A range of call_attempts_campaign_state per state.
+func (q *Queries) UnfinishedAttemptsOf(ctx context.Context, campaignID int64) ([]CallAttempt, error) {
+	rows, err := q.query(ctx, q.unfinishedAttemptsOfStmt, unfinishedAttemptsOf, campaignID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []CallAttempt{}
+	for rows.Next() {
+		var i CallAttempt
+		if err := rows.Scan(
+			&i.ID,
+			&i.CampaignID,
+			&i.ContactID,
+			&i.ContactRow,
+			&i.Attempt,
+			&i.State,
+			&i.Priority,
+			&i.DueAt,
+			&i.Timezone,
+			&i.PhoneNumber,
+			&i.Outcome,
+			&i.RawStatus,
+			&i.ProviderCallID,
+			&i.CallerID,
+			&i.AnsweredBy,
+			&i.Error,
+			&i.Sequence,
+			&i.StartedAt,
+			&i.AnsweredAt,
+			&i.EndedAt,
+			&i.DeadlineAt,
+			&i.DurationSeconds,
+			&i.Executed,
+			&i.Compliance,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -48,6 +48,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.cancelCampaignStmt, err = db.PrepareContext(ctx, cancelCampaign); err != nil {
 		return nil, fmt.Errorf("error preparing query CancelCampaign: %w", err)
 	}
+	if q.checkLeaseStmt, err = db.PrepareContext(ctx, checkLease); err != nil {
+		return nil, fmt.Errorf("error preparing query CheckLease: %w", err)
+	}
 	if q.claimAttemptsStmt, err = db.PrepareContext(ctx, claimAttempts); err != nil {
 		return nil, fmt.Errorf("error preparing query ClaimAttempts: %w", err)
 	}
@@ -174,6 +177,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getDefaultOutboundConfigIDStmt, err = db.PrepareContext(ctx, getDefaultOutboundConfigID); err != nil {
 		return nil, fmt.Errorf("error preparing query GetDefaultOutboundConfigID: %w", err)
 	}
+	if q.getLeaseStmt, err = db.PrepareContext(ctx, getLease); err != nil {
+		return nil, fmt.Errorf("error preparing query GetLease: %w", err)
+	}
 	if q.getOrganizationByNameStmt, err = db.PrepareContext(ctx, getOrganizationByName); err != nil {
 		return nil, fmt.Errorf("error preparing query GetOrganizationByName: %w", err)
 	}
@@ -207,6 +213,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.insertContactStmt, err = db.PrepareContext(ctx, insertContact); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertContact: %w", err)
 	}
+	if q.insertLeaseStmt, err = db.PrepareContext(ctx, insertLease); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertLease: %w", err)
+	}
 	if q.insertLogStmt, err = db.PrepareContext(ctx, insertLog); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertLog: %w", err)
 	}
@@ -233,6 +242,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.lastLogIDStmt, err = db.PrepareContext(ctx, lastLogID); err != nil {
 		return nil, fmt.Errorf("error preparing query LastLogID: %w", err)
+	}
+	if q.leaseHolderStmt, err = db.PrepareContext(ctx, leaseHolder); err != nil {
+		return nil, fmt.Errorf("error preparing query LeaseHolder: %w", err)
+	}
+	if q.leaseHoldersStmt, err = db.PrepareContext(ctx, leaseHolders); err != nil {
+		return nil, fmt.Errorf("error preparing query LeaseHolders: %w", err)
 	}
 	if q.listAPIKeysStmt, err = db.PrepareContext(ctx, listAPIKeys); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAPIKeys: %w", err)
@@ -315,6 +330,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.organizationOfCampaignStmt, err = db.PrepareContext(ctx, organizationOfCampaign); err != nil {
 		return nil, fmt.Errorf("error preparing query OrganizationOfCampaign: %w", err)
 	}
+	if q.orphanedCampaignsStmt, err = db.PrepareContext(ctx, orphanedCampaigns); err != nil {
+		return nil, fmt.Errorf("error preparing query OrphanedCampaigns: %w", err)
+	}
 	if q.phoneAddressTakenStmt, err = db.PrepareContext(ctx, phoneAddressTaken); err != nil {
 		return nil, fmt.Errorf("error preparing query PhoneAddressTaken: %w", err)
 	}
@@ -366,6 +384,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.redeemSignInLinkStmt, err = db.PrepareContext(ctx, redeemSignInLink); err != nil {
 		return nil, fmt.Errorf("error preparing query RedeemSignInLink: %w", err)
 	}
+	if q.releaseLeaseStmt, err = db.PrepareContext(ctx, releaseLease); err != nil {
+		return nil, fmt.Errorf("error preparing query ReleaseLease: %w", err)
+	}
+	if q.renewLeasesStmt, err = db.PrepareContext(ctx, renewLeases); err != nil {
+		return nil, fmt.Errorf("error preparing query RenewLeases: %w", err)
+	}
 	if q.requeueAttemptStmt, err = db.PrepareContext(ctx, requeueAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query RequeueAttempt: %w", err)
 	}
@@ -405,6 +429,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.sweepNumberCallsStmt, err = db.PrepareContext(ctx, sweepNumberCalls); err != nil {
 		return nil, fmt.Errorf("error preparing query SweepNumberCalls: %w", err)
 	}
+	if q.takeLeaseStmt, err = db.PrepareContext(ctx, takeLease); err != nil {
+		return nil, fmt.Errorf("error preparing query TakeLease: %w", err)
+	}
 	if q.telephonyConfigNameTakenStmt, err = db.PrepareContext(ctx, telephonyConfigNameTaken); err != nil {
 		return nil, fmt.Errorf("error preparing query TelephonyConfigNameTaken: %w", err)
 	}
@@ -419,6 +446,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.unfinishedAttemptsStmt, err = db.PrepareContext(ctx, unfinishedAttempts); err != nil {
 		return nil, fmt.Errorf("error preparing query UnfinishedAttempts: %w", err)
+	}
+	if q.unfinishedAttemptsOfStmt, err = db.PrepareContext(ctx, unfinishedAttemptsOf); err != nil {
+		return nil, fmt.Errorf("error preparing query UnfinishedAttemptsOf: %w", err)
 	}
 	if q.unfinishedCampaignIDsStmt, err = db.PrepareContext(ctx, unfinishedCampaignIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query UnfinishedCampaignIDs: %w", err)
@@ -493,6 +523,11 @@ func (q *Queries) Close() error {
 	if q.cancelCampaignStmt != nil {
 		if cerr := q.cancelCampaignStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing cancelCampaignStmt: %w", cerr)
+		}
+	}
+	if q.checkLeaseStmt != nil {
+		if cerr := q.checkLeaseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing checkLeaseStmt: %w", cerr)
 		}
 	}
 	if q.claimAttemptsStmt != nil {
@@ -705,6 +740,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getDefaultOutboundConfigIDStmt: %w", cerr)
 		}
 	}
+	if q.getLeaseStmt != nil {
+		if cerr := q.getLeaseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getLeaseStmt: %w", cerr)
+		}
+	}
 	if q.getOrganizationByNameStmt != nil {
 		if cerr := q.getOrganizationByNameStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getOrganizationByNameStmt: %w", cerr)
@@ -760,6 +800,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing insertContactStmt: %w", cerr)
 		}
 	}
+	if q.insertLeaseStmt != nil {
+		if cerr := q.insertLeaseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertLeaseStmt: %w", cerr)
+		}
+	}
 	if q.insertLogStmt != nil {
 		if cerr := q.insertLogStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing insertLogStmt: %w", cerr)
@@ -803,6 +848,16 @@ func (q *Queries) Close() error {
 	if q.lastLogIDStmt != nil {
 		if cerr := q.lastLogIDStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing lastLogIDStmt: %w", cerr)
+		}
+	}
+	if q.leaseHolderStmt != nil {
+		if cerr := q.leaseHolderStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing leaseHolderStmt: %w", cerr)
+		}
+	}
+	if q.leaseHoldersStmt != nil {
+		if cerr := q.leaseHoldersStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing leaseHoldersStmt: %w", cerr)
 		}
 	}
 	if q.listAPIKeysStmt != nil {
@@ -940,6 +995,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing organizationOfCampaignStmt: %w", cerr)
 		}
 	}
+	if q.orphanedCampaignsStmt != nil {
+		if cerr := q.orphanedCampaignsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing orphanedCampaignsStmt: %w", cerr)
+		}
+	}
 	if q.phoneAddressTakenStmt != nil {
 		if cerr := q.phoneAddressTakenStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing phoneAddressTakenStmt: %w", cerr)
@@ -1025,6 +1085,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing redeemSignInLinkStmt: %w", cerr)
 		}
 	}
+	if q.releaseLeaseStmt != nil {
+		if cerr := q.releaseLeaseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing releaseLeaseStmt: %w", cerr)
+		}
+	}
+	if q.renewLeasesStmt != nil {
+		if cerr := q.renewLeasesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing renewLeasesStmt: %w", cerr)
+		}
+	}
 	if q.requeueAttemptStmt != nil {
 		if cerr := q.requeueAttemptStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing requeueAttemptStmt: %w", cerr)
@@ -1090,6 +1160,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing sweepNumberCallsStmt: %w", cerr)
 		}
 	}
+	if q.takeLeaseStmt != nil {
+		if cerr := q.takeLeaseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing takeLeaseStmt: %w", cerr)
+		}
+	}
 	if q.telephonyConfigNameTakenStmt != nil {
 		if cerr := q.telephonyConfigNameTakenStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing telephonyConfigNameTakenStmt: %w", cerr)
@@ -1113,6 +1188,11 @@ func (q *Queries) Close() error {
 	if q.unfinishedAttemptsStmt != nil {
 		if cerr := q.unfinishedAttemptsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing unfinishedAttemptsStmt: %w", cerr)
+		}
+	}
+	if q.unfinishedAttemptsOfStmt != nil {
+		if cerr := q.unfinishedAttemptsOfStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing unfinishedAttemptsOfStmt: %w", cerr)
 		}
 	}
 	if q.unfinishedCampaignIDsStmt != nil {
@@ -1212,6 +1292,7 @@ type Queries struct {
 	campaignSnapshotStmt                    *sql.Stmt
 	campaignZoneSetsStmt                    *sql.Stmt
 	cancelCampaignStmt                      *sql.Stmt
+	checkLeaseStmt                          *sql.Stmt
 	claimAttemptsStmt                       *sql.Stmt
 	clearDefaultCallerIDStmt                *sql.Stmt
 	clearDefaultOutboundStmt                *sql.Stmt
@@ -1254,6 +1335,7 @@ type Queries struct {
 	getConsoleSessionStmt                   *sql.Stmt
 	getContactStmt                          *sql.Stmt
 	getDefaultOutboundConfigIDStmt          *sql.Stmt
+	getLeaseStmt                            *sql.Stmt
 	getOrganizationByNameStmt               *sql.Stmt
 	getPhoneNumberStmt                      *sql.Stmt
 	getTelephonyConfigStmt                  *sql.Stmt
@@ -1265,6 +1347,7 @@ type Queries struct {
 	insertCampaignStmt                      *sql.Stmt
 	insertCampaignDefinitionStmt            *sql.Stmt
 	insertContactStmt                       *sql.Stmt
+	insertLeaseStmt                         *sql.Stmt
 	insertLogStmt                           *sql.Stmt
 	insertPhoneNumberStmt                   *sql.Stmt
 	insertPolicyChangeStmt                  *sql.Stmt
@@ -1274,6 +1357,8 @@ type Queries struct {
 	lastAttemptOfContactStmt                *sql.Stmt
 	lastContactRowStmt                      *sql.Stmt
 	lastLogIDStmt                           *sql.Stmt
+	leaseHolderStmt                         *sql.Stmt
+	leaseHoldersStmt                        *sql.Stmt
 	listAPIKeysStmt                         *sql.Stmt
 	listAttemptsStmt                        *sql.Stmt
 	listAttemptsByOutcomeStmt               *sql.Stmt
@@ -1301,6 +1386,7 @@ type Queries struct {
 	noteZonesQueuedStmt                     *sql.Stmt
 	numberCallsSinceStmt                    *sql.Stmt
 	organizationOfCampaignStmt              *sql.Stmt
+	orphanedCampaignsStmt                   *sql.Stmt
 	phoneAddressTakenStmt                   *sql.Stmt
 	pickAndTouchCallerIDStmt                *sql.Stmt
 	pickCallerIDStmt                        *sql.Stmt
@@ -1318,6 +1404,8 @@ type Queries struct {
 	recordNumberCallStmt                    *sql.Stmt
 	recordReplayKeyStmt                     *sql.Stmt
 	redeemSignInLinkStmt                    *sql.Stmt
+	releaseLeaseStmt                        *sql.Stmt
+	renewLeasesStmt                         *sql.Stmt
 	requeueAttemptStmt                      *sql.Stmt
 	resumeCampaignStmt                      *sql.Stmt
 	reviveSuppressionsStmt                  *sql.Stmt
@@ -1331,11 +1419,13 @@ type Queries struct {
 	setTelephonyConfigCredentialsStmt       *sql.Stmt
 	startCampaignStmt                       *sql.Stmt
 	sweepNumberCallsStmt                    *sql.Stmt
+	takeLeaseStmt                           *sql.Stmt
 	telephonyConfigNameTakenStmt            *sql.Stmt
 	telephonyConfigVersionStmt              *sql.Stmt
 	touchCallerIDStmt                       *sql.Stmt
 	touchConsoleSessionStmt                 *sql.Stmt
 	unfinishedAttemptsStmt                  *sql.Stmt
+	unfinishedAttemptsOfStmt                *sql.Stmt
 	unfinishedCampaignIDsStmt               *sql.Stmt
 	unlinkRedialsStmt                       *sql.Stmt
 	unqueuedZonesStmt                       *sql.Stmt
@@ -1360,6 +1450,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		campaignSnapshotStmt:                    q.campaignSnapshotStmt,
 		campaignZoneSetsStmt:                    q.campaignZoneSetsStmt,
 		cancelCampaignStmt:                      q.cancelCampaignStmt,
+		checkLeaseStmt:                          q.checkLeaseStmt,
 		claimAttemptsStmt:                       q.claimAttemptsStmt,
 		clearDefaultCallerIDStmt:                q.clearDefaultCallerIDStmt,
 		clearDefaultOutboundStmt:                q.clearDefaultOutboundStmt,
@@ -1402,6 +1493,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getConsoleSessionStmt:                   q.getConsoleSessionStmt,
 		getContactStmt:                          q.getContactStmt,
 		getDefaultOutboundConfigIDStmt:          q.getDefaultOutboundConfigIDStmt,
+		getLeaseStmt:                            q.getLeaseStmt,
 		getOrganizationByNameStmt:               q.getOrganizationByNameStmt,
 		getPhoneNumberStmt:                      q.getPhoneNumberStmt,
 		getTelephonyConfigStmt:                  q.getTelephonyConfigStmt,
@@ -1413,6 +1505,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		insertCampaignStmt:                      q.insertCampaignStmt,
 		insertCampaignDefinitionStmt:            q.insertCampaignDefinitionStmt,
 		insertContactStmt:                       q.insertContactStmt,
+		insertLeaseStmt:                         q.insertLeaseStmt,
 		insertLogStmt:                           q.insertLogStmt,
 		insertPhoneNumberStmt:                   q.insertPhoneNumberStmt,
 		insertPolicyChangeStmt:                  q.insertPolicyChangeStmt,
@@ -1422,6 +1515,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		lastAttemptOfContactStmt:                q.lastAttemptOfContactStmt,
 		lastContactRowStmt:                      q.lastContactRowStmt,
 		lastLogIDStmt:                           q.lastLogIDStmt,
+		leaseHolderStmt:                         q.leaseHolderStmt,
+		leaseHoldersStmt:                        q.leaseHoldersStmt,
 		listAPIKeysStmt:                         q.listAPIKeysStmt,
 		listAttemptsStmt:                        q.listAttemptsStmt,
 		listAttemptsByOutcomeStmt:               q.listAttemptsByOutcomeStmt,
@@ -1449,6 +1544,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		noteZonesQueuedStmt:                     q.noteZonesQueuedStmt,
 		numberCallsSinceStmt:                    q.numberCallsSinceStmt,
 		organizationOfCampaignStmt:              q.organizationOfCampaignStmt,
+		orphanedCampaignsStmt:                   q.orphanedCampaignsStmt,
 		phoneAddressTakenStmt:                   q.phoneAddressTakenStmt,
 		pickAndTouchCallerIDStmt:                q.pickAndTouchCallerIDStmt,
 		pickCallerIDStmt:                        q.pickCallerIDStmt,
@@ -1466,6 +1562,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		recordNumberCallStmt:                    q.recordNumberCallStmt,
 		recordReplayKeyStmt:                     q.recordReplayKeyStmt,
 		redeemSignInLinkStmt:                    q.redeemSignInLinkStmt,
+		releaseLeaseStmt:                        q.releaseLeaseStmt,
+		renewLeasesStmt:                         q.renewLeasesStmt,
 		requeueAttemptStmt:                      q.requeueAttemptStmt,
 		resumeCampaignStmt:                      q.resumeCampaignStmt,
 		reviveSuppressionsStmt:                  q.reviveSuppressionsStmt,
@@ -1479,11 +1577,13 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		setTelephonyConfigCredentialsStmt:       q.setTelephonyConfigCredentialsStmt,
 		startCampaignStmt:                       q.startCampaignStmt,
 		sweepNumberCallsStmt:                    q.sweepNumberCallsStmt,
+		takeLeaseStmt:                           q.takeLeaseStmt,
 		telephonyConfigNameTakenStmt:            q.telephonyConfigNameTakenStmt,
 		telephonyConfigVersionStmt:              q.telephonyConfigVersionStmt,
 		touchCallerIDStmt:                       q.touchCallerIDStmt,
 		touchConsoleSessionStmt:                 q.touchConsoleSessionStmt,
 		unfinishedAttemptsStmt:                  q.unfinishedAttemptsStmt,
+		unfinishedAttemptsOfStmt:                q.unfinishedAttemptsOfStmt,
 		unfinishedCampaignIDsStmt:               q.unfinishedCampaignIDsStmt,
 		unlinkRedialsStmt:                       q.unlinkRedialsStmt,
 		unqueuedZonesStmt:                       q.unqueuedZonesStmt,

@@ -1,0 +1,324 @@
+package dialer
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/outdial/outdial/store"
+)
+
+// Leases (API.md 16). A node dials a campaign only while it holds the
+// campaign's lease in the database; every claim and every write about a
+// placement is fenced by the lease's generation in its own transaction
+// (store.checkLease), and no provider request leaves once the lease may
+// have lapsed: leaseValid measures from the last renewal that succeeded,
+// on the monotonic clock, with a margin (the provider cannot check a
+// fencing token). A node stopped with Stop hands its leases back at once
+// and tells the other nodes; a node that dies loses them at their expiry,
+// and another node's scan (every renewal tick) or a notification takes the
+// campaign over, settling what the previous holder left (takeOver).
+//
+// On SQLite the same code runs with one node: its leases are taken back at
+// once after a restart under the same name.
+
+// DefaultLeaseTTL is serve --lease-ttl's default.
+const DefaultLeaseTTL = 15 * time.Second
+
+// leases are the campaigns this node holds.
+type leases struct {
+	mu   sync.Mutex
+	held map[int64]*heldLease
+	stop context.CancelFunc // ends the renewal loop and the listener
+	done sync.WaitGroup
+}
+
+type heldLease struct {
+	l store.Lease
+	// renewed is the monotonic time the last successful renewal (or the
+	// acquisition) was sent: the database extended the lease to at least
+	// renewed + TTL.
+	renewed time.Time
+}
+
+func (e *Engine) leaseTTL() time.Duration {
+	if e.cfg.LeaseTTL > 0 {
+		return e.cfg.LeaseTTL
+	}
+	return DefaultLeaseTTL
+}
+
+// leaseMargin is how long before its expiry a lease stops covering
+// provider requests: time for a request to leave, and for clocks of the
+// nodes (which compare expiries) to disagree.
+func (e *Engine) leaseMargin() time.Duration { return e.leaseTTL() / 4 }
+
+// acquire returns campaign id's lease, taking it when this node does not
+// hold it yet; ok is false when another node holds it. A lease taken (not
+// held before) is followed by takeOver before anything is dialed.
+func (e *Engine) acquire(ctx context.Context, id int64) (store.Lease, bool) {
+	e.leases.mu.Lock()
+	h := e.leases.held[id]
+	e.leases.mu.Unlock()
+	if h != nil {
+		return h.l, true
+	}
+	sent := e.mono()
+	l, ok, err := e.db.AcquireLease(ctx, id, e.cfg.Node, e.leaseTTL())
+	if err != nil {
+		// A lease this node's name holds already (its previous life's,
+		// at start) is still its own when the database takes no write (a
+		// full disk): the campaign's calls in flight are followed, their
+		// statuses held until they can be stored (unstored.go).
+		if held, _, found, rerr := e.db.LeaseOf(ctx, id); rerr == nil && found && held.Node == e.cfg.Node {
+			l, ok = held, true
+		} else {
+			e.log.Error("dialer: acquire lease", slog.Int64("campaign_id", id), slog.String("error", err.Error()))
+			return store.Lease{}, false
+		}
+	}
+	if !ok {
+		return store.Lease{}, false
+	}
+	e.leases.mu.Lock()
+	e.leases.held[id] = &heldLease{l: l, renewed: sent}
+	e.leases.mu.Unlock()
+	if err := e.takeOver(ctx, id, l); err != nil {
+		e.log.Error("dialer: settle a campaign taken over", slog.Int64("campaign_id", id), slog.String("error", err.Error()))
+		e.release(ctx, id)
+		return store.Lease{}, false
+	}
+	return l, true
+}
+
+// leaseValid reports whether l still covers a provider request: this node
+// holds it with l's generation and its last renewal is recent enough.
+func (e *Engine) leaseValid(l store.Lease) bool {
+	e.leases.mu.Lock()
+	h := e.leases.held[l.CampaignID]
+	e.leases.mu.Unlock()
+	return h != nil && h.l.Generation == l.Generation && e.mono().Sub(h.renewed) < e.leaseTTL()-e.leaseMargin()
+}
+
+// lease returns the lease this node holds on campaign id (zero when none).
+func (e *Engine) lease(id int64) store.Lease {
+	e.leases.mu.Lock()
+	defer e.leases.mu.Unlock()
+	if h := e.leases.held[id]; h != nil {
+		return h.l
+	}
+	return store.Lease{}
+}
+
+// release hands campaign id's lease back, if held, and tells the other
+// nodes, which may take the campaign at once.
+func (e *Engine) release(ctx context.Context, id int64) {
+	e.leases.mu.Lock()
+	h := e.leases.held[id]
+	delete(e.leases.held, id)
+	e.leases.mu.Unlock()
+	if h == nil {
+		return
+	}
+	if err := e.db.ReleaseLease(context.WithoutCancel(ctx), h.l); err != nil {
+		e.log.Error("dialer: release lease", slog.Int64("campaign_id", id), slog.String("error", err.Error()))
+		return
+	}
+	e.notify(ctx, noteReleased, id)
+}
+
+// lost forgets a lease that changed hands: the campaign's runner stops
+// (its dispatches put their attempts back unsent) and its deadline watch
+// is the new holder's.
+func (e *Engine) lost(id int64) {
+	e.leases.mu.Lock()
+	_, had := e.leases.held[id]
+	delete(e.leases.held, id)
+	e.leases.mu.Unlock()
+	if !had {
+		return
+	}
+	e.log.Warn("dialer: campaign lease lost; another node dials it", slog.Int64("campaign_id", id))
+	e.mu.Lock()
+	r := e.runners[id]
+	if t := e.watches[id]; t != nil {
+		t.Stop()
+		delete(e.watches, id)
+	}
+	e.mu.Unlock()
+	if r != nil {
+		r.halt()
+	}
+}
+
+// leaseLost handles a store write refused with store.ErrLeaseLost; it
+// reports whether err was that.
+func (e *Engine) leaseLost(id int64, err error) bool {
+	if !errors.Is(err, store.ErrLeaseLost) {
+		return false
+	}
+	e.lost(id)
+	return true
+}
+
+// startLeases starts the renewal loop, which also takes over orphaned
+// campaigns, and the listener of the other nodes' notifications.
+func (e *Engine) startLeases(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	e.leases.stop = cancel
+	e.leases.done.Add(2)
+	go func() {
+		defer e.leases.done.Done()
+		e.renewLoop(ctx)
+	}()
+	go func() {
+		defer e.leases.done.Done()
+		e.db.Listen(ctx, func(payload string) { e.noted(ctx, payload) })
+	}()
+}
+
+// stopLeases ends the loops and hands back every lease held (Stop, once no
+// request is under way).
+func (e *Engine) stopLeases() {
+	if e.leases.stop != nil {
+		e.leases.stop()
+	}
+	e.leases.done.Wait()
+	e.leases.mu.Lock()
+	ids := make([]int64, 0, len(e.leases.held))
+	for id := range e.leases.held {
+		ids = append(ids, id)
+	}
+	e.leases.mu.Unlock()
+	for _, id := range ids {
+		e.release(context.Background(), id)
+	}
+}
+
+// renewLoop renews the leases held every third of their TTL and looks for
+// campaigns no node dials.
+func (e *Engine) renewLoop(ctx context.Context) {
+	t := time.NewTicker(e.leaseTTL() / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		e.renew(ctx)
+		e.adoptOrphans(ctx)
+	}
+}
+
+// renew extends every lease held; one another node took, or that the
+// database no longer has, is lost.
+func (e *Engine) renew(ctx context.Context) {
+	e.leases.mu.Lock()
+	n := len(e.leases.held)
+	e.leases.mu.Unlock()
+	if n == 0 {
+		return
+	}
+	sent := e.mono()
+	gens, err := e.db.RenewLeases(ctx, e.cfg.Node, e.leaseTTL())
+	if err != nil {
+		// The leases lapse on their own (leaseValid) if this goes on.
+		e.log.Error("dialer: renew leases", slog.String("error", err.Error()))
+		return
+	}
+	var gone []int64
+	e.leases.mu.Lock()
+	for id, h := range e.leases.held {
+		if gens[id] == h.l.Generation {
+			h.renewed = sent
+		} else {
+			gone = append(gone, id)
+		}
+	}
+	e.leases.mu.Unlock()
+	for _, id := range gone {
+		e.lost(id)
+	}
+	// Slots freed by statuses other nodes applied are counted again.
+	e.recountAll()
+}
+
+// adoptOrphans wakes the campaigns that need a node and have none (their
+// holder died, or handed them back): Wake takes the lease if it can.
+func (e *Engine) adoptOrphans(ctx context.Context) {
+	ids, err := e.db.OrphanedCampaigns(ctx)
+	if err != nil {
+		e.log.Error("dialer: orphaned campaigns", slog.String("error", err.Error()))
+		return
+	}
+	for _, id := range ids {
+		e.wake(id)
+	}
+}
+
+// Notifications between nodes: "<kind>:<campaign id>:<node>".
+const (
+	noteChanged  = "c" // a status applied, a pause or a PATCH: look again
+	noteReleased = "r" // a lease handed back: take it
+)
+
+// notify tells every node (this one too, which ignores its own) that
+// campaign id changed. Errors are logged: the others look again at their
+// next renewal tick anyway.
+func (e *Engine) notify(ctx context.Context, kind string, id int64) {
+	payload := kind + ":" + strconv.FormatInt(id, 10) + ":" + e.cfg.Node
+	if err := e.db.Notify(context.WithoutCancel(ctx), payload); err != nil {
+		e.log.Warn("dialer: notify other nodes", slog.Int64("campaign_id", id), slog.String("error", err.Error()))
+	}
+}
+
+// noted handles another node's notification ("" after the listener
+// reconnected: everything is looked at again).
+func (e *Engine) noted(ctx context.Context, payload string) {
+	if payload == "" {
+		e.adoptOrphans(ctx)
+		e.recountAll()
+		return
+	}
+	kind, rest, _ := strings.Cut(payload, ":")
+	idStr, node, _ := strings.Cut(rest, ":")
+	id, err := strconv.ParseInt(idStr, 10, 64)
+	if err != nil || node == e.cfg.Node {
+		return
+	}
+	e.changedElsewhere(id)
+	e.mu.Lock()
+	r := e.runners[id]
+	e.mu.Unlock()
+	switch {
+	case r != nil:
+		r.recount.Store(true)
+		r.poke(true)
+	case kind == noteReleased:
+		e.wake(id)
+	}
+}
+
+// recountAll makes every runner count its campaign's slots again from the
+// database at its next step.
+func (e *Engine) recountAll() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, r := range e.runners {
+		r.recount.Store(true)
+		r.poke(false)
+	}
+}
+
+// hasRunner reports whether campaign id has a runner (one started after
+// the one that just ended shares its lease).
+func (e *Engine) hasRunner(id int64) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.runners[id] != nil
+}
