@@ -1,0 +1,163 @@
+package testdb
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func TestWithDatabase(t *testing.T) {
+	tests := []struct {
+		admin, want string
+	}{
+		{"postgres://outdial:pw@127.0.0.1:5432/postgres?sslmode=disable", "postgres://outdial:pw@127.0.0.1:5432/outdial_test_ab?sslmode=disable"},
+		{"postgresql://u@db.example:6000", "postgresql://u@db.example:6000/outdial_test_ab"},
+		{"postgres://u:p%40ss@h/admin/?application_name=x&sslmode=require", "postgres://u:p%40ss@h/outdial_test_ab?application_name=x&sslmode=require"},
+	}
+	for _, tt := range tests {
+		got, err := withDatabase(tt.admin, "outdial_test_ab")
+		if err != nil {
+			t.Fatalf("withDatabase(%q): %v", tt.admin, err)
+		}
+		if got != tt.want {
+			t.Errorf("withDatabase(%q) = %q, want %q", tt.admin, got, tt.want)
+		}
+	}
+	for _, bad := range []string{"host=127.0.0.1 dbname=postgres", "mysql://u@h/db", "postgres://h:port/x"} {
+		if got, err := withDatabase(bad, "outdial_test_ab"); err == nil {
+			t.Errorf("withDatabase(%q) = %q, want an error", bad, got)
+		}
+	}
+}
+
+func TestIsURL(t *testing.T) {
+	for loc, want := range map[string]bool{
+		"postgres://u:p@127.0.0.1:5432/outdial_test_ab?sslmode=disable": true,
+		"postgresql://h/outdial_test_ab":                                true,
+		"/tmp/TestX123/001/outdial.db":                                  false,
+		"outdial.db":                                                    false,
+		"":                                                              false,
+	} {
+		if got := IsURL(loc); got != want {
+			t.Errorf("IsURL(%q) = %v, want %v", loc, got, want)
+		}
+	}
+}
+
+func TestRandomName(t *testing.T) {
+	a, err := randomName()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := randomName()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a == b {
+		t.Fatalf("two names are both %q", a)
+	}
+	if !strings.HasPrefix(a, "outdial_test_") || len(a) != len("outdial_test_")+16 {
+		t.Fatalf("name = %q, want outdial_test_ and 16 hex digits", a)
+	}
+}
+
+// TestLocationSQLite checks the file location: a database file not yet
+// there, in a directory of the test's that is gone when the test ends.
+func TestLocationSQLite(t *testing.T) {
+	t.Setenv(EnvURL, "")
+	if Postgres() {
+		t.Fatal("Postgres() = true with the variable empty")
+	}
+	var loc string
+	t.Run("test", func(t *testing.T) {
+		loc = Location(t)
+		if IsURL(loc) || !filepath.IsAbs(loc) || filepath.Base(loc) != "outdial.db" {
+			t.Fatalf("location = %q, want an absolute path to outdial.db", loc)
+		}
+		if fi, err := os.Stat(filepath.Dir(loc)); err != nil || !fi.IsDir() {
+			t.Fatalf("directory of %q: %v", loc, err)
+		}
+		if _, err := os.Stat(loc); !os.IsNotExist(err) {
+			t.Fatalf("stat %q = %v, want not exist", loc, err)
+		}
+		if other := Location(t); other == loc {
+			t.Fatalf("two calls both returned %q", loc)
+		}
+	})
+	if _, err := os.Stat(filepath.Dir(loc)); !os.IsNotExist(err) {
+		t.Fatalf("directory of %q after the test: %v, want not exist", loc, err)
+	}
+}
+
+// TestLocationPostgres checks the server location: a new database that
+// the test can connect to with the returned URL, dropped when the test
+// ends even while a connection to it is still open.
+func TestLocationPostgres(t *testing.T) {
+	if !Postgres() {
+		t.Skipf("%s is not set", EnvURL)
+	}
+	ctx := context.Background()
+	admin := os.Getenv(EnvURL)
+	var name string
+	var leftOpen *pgx.Conn
+	t.Run("test", func(t *testing.T) {
+		loc := Location(t)
+		if !IsURL(loc) {
+			t.Fatalf("location = %q, want a URL", loc)
+		}
+		other := Location(t)
+		if other == loc {
+			t.Fatalf("two calls both returned %q", loc)
+		}
+		conn, err := pgx.Connect(ctx, loc)
+		if err != nil {
+			t.Fatalf("connect to %q: %v", loc, err)
+		}
+		leftOpen = conn // not closed: the drop must not wait for it
+		if err := conn.QueryRow(ctx, "SELECT current_database()").Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		if want, err := withDatabase(admin, name); err != nil || loc != want || !strings.HasPrefix(name, "outdial_test_") {
+			t.Fatalf("connected to %q through %q, want the admin URL with that database (%q, %v)", name, loc, want, err)
+		}
+		if n := countDatabases(t, admin, name); n != 1 {
+			t.Fatalf("pg_database has %d rows named %q while the test runs, want 1", n, name)
+		}
+		var tables int
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").Scan(&tables); err != nil {
+			t.Fatal(err)
+		}
+		if tables != 0 {
+			t.Fatalf("new database has %d tables, want 0", tables)
+		}
+	})
+	if leftOpen != nil {
+		// Ended by the drop; its close may report that.
+		_ = leftOpen.Close(ctx)
+	}
+	if name == "" {
+		t.Fatal("the subtest found no database")
+	}
+	if n := countDatabases(t, admin, name); n != 0 {
+		t.Fatalf("pg_database has %d rows named %q after the test, want 0", n, name)
+	}
+}
+
+func countDatabases(t *testing.T, admin, name string) int {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_database WHERE datname = $1", name).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
