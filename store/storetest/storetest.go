@@ -1,18 +1,37 @@
 // Package storetest opens throwaway databases for other packages' tests: a
-// real database in the test's temporary directory, sealed with a random
-// server secret, closed when the test ends. It is the one place a test
-// gets a database from, so that running every test on another engine
-// (issue 21: PostgreSQL) is a change here.
+// real database, sealed with a random server secret, closed when the test
+// ends. It is the one place a test gets a database from: on SQLite, a file
+// in the test's temporary directory; with OUTDIAL_TEST_DATABASE_URL set, a
+// new database on that PostgreSQL server, dropped when the test ends
+// (store/internal/testdb, which packages outside store reach through
+// Location).
 package storetest
 
 import (
 	"context"
 	"crypto/rand"
-	"path/filepath"
 	"testing"
 
 	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/store/internal/testdb"
 )
+
+// Location returns where a new throwaway store for t lives, for
+// store.Open: the path of a database file in t's temporary directory, or,
+// with OUTDIAL_TEST_DATABASE_URL set, the URL of a new database on that
+// PostgreSQL server, dropped after the cleanups t registers later (such as
+// closing the store). Each call returns a new location; a test that
+// reopens its store (a restart) reopens the same string.
+func Location(t testing.TB) string {
+	t.Helper()
+	return testdb.Location(t)
+}
+
+// Postgres reports whether throwaway stores are on PostgreSQL
+// (OUTDIAL_TEST_DATABASE_URL is set).
+func Postgres() bool {
+	return testdb.Postgres()
+}
 
 // Open returns a new, empty, migrated database for t, closed at its end
 // (after whatever the test registers with t.Cleanup later, such as a server
@@ -27,7 +46,7 @@ func Open(t testing.TB) *store.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "outdial.db"), sealer)
+	db, err := store.Open(context.Background(), Location(t), sealer)
 	if err != nil {
 		t.Fatal(err)
 	}
