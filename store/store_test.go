@@ -17,8 +17,6 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // rawDB's driver on PostgreSQL
-
 	"github.com/outdial/outdial/store"
 	"github.com/outdial/outdial/store/internal/testdb"
 )
@@ -76,21 +74,11 @@ func openNewDB(t *testing.T, path string) *testDB {
 }
 
 // rawDB opens the database at path with plain database/sql, for looking at
-// rows as stored: SQLite's driver for a file, pgx's for a PostgreSQL URL
-// (queries meant for both number their parameters: $1, which SQLite reads
-// too).
+// rows as stored (testdb.Raw: SQLite's driver for a file, pgx's for a
+// PostgreSQL URL; queries meant for both number their parameters, $1).
 func rawDB(t *testing.T, path string) *sql.DB {
 	t.Helper()
-	driver, dsn := "sqlite", "file:"+path+"?_pragma=busy_timeout(5000)"
-	if testdb.IsURL(path) {
-		driver, dsn = "pgx", path
-	}
-	db, err := sql.Open(driver, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return testdb.Raw(t, path)
 }
 
 func newOrg(t *testing.T, db *store.DB, name string) int64 {

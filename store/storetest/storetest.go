@@ -10,6 +10,7 @@ package storetest
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"testing"
 
 	"github.com/outdial/outdial/store"
@@ -25,6 +26,16 @@ import (
 func Location(t testing.TB) string {
 	t.Helper()
 	return testdb.Location(t)
+}
+
+// Raw opens the database at location (one Location returned) with plain
+// database/sql, beside the store, for a test that looks at rows as stored:
+// SQLite's driver for a file, pgx's for a PostgreSQL URL; closed when t
+// ends. A query meant for both engines numbers its parameters ($1), which
+// SQLite reads too.
+func Raw(t testing.TB, location string) *sql.DB {
+	t.Helper()
+	return testdb.Raw(t, location)
 }
 
 // Postgres reports whether throwaway stores are on PostgreSQL

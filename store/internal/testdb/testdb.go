@@ -13,6 +13,7 @@ package testdb
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"net/url"
@@ -23,6 +24,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	_ "github.com/jackc/pgx/v5/stdlib" // Raw's driver for PostgreSQL: "pgx"
+	_ "modernc.org/sqlite"             // Raw's driver for SQLite: "sqlite"
 )
 
 // EnvURL is the environment variable that selects PostgreSQL: the URL of a
@@ -79,6 +82,26 @@ func Location(t testing.TB) string {
 		}
 	})
 	return location
+}
+
+// Raw opens the database at location (one Location returned, or any SQLite
+// file path) with plain database/sql, beside the store, for a test that
+// looks at rows as stored or changes them behind the store's back: SQLite's
+// driver (busy_timeout 5 s) for a path, pgx's for a PostgreSQL URL. It is
+// closed when t ends, if the test did not close it first. A query meant
+// for both engines numbers its parameters ($1), which SQLite reads too.
+func Raw(t testing.TB, location string) *sql.DB {
+	t.Helper()
+	driver, dsn := "sqlite", "file:"+location+"?_pragma=busy_timeout(5000)"
+	if IsURL(location) {
+		driver, dsn = "pgx", location
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatalf("testdb: open %s: %v", driver, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 // randomName returns outdial_test_ and 16 random hex digits.

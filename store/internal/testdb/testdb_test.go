@@ -87,6 +87,10 @@ func TestLocationSQLite(t *testing.T) {
 		if other := Location(t); other == loc {
 			t.Fatalf("two calls both returned %q", loc)
 		}
+		checkRaw(t, loc)
+		if _, err := os.Stat(loc); err != nil {
+			t.Fatalf("Raw wrote no database file at %q: %v", loc, err)
+		}
 	})
 	if _, err := os.Stat(filepath.Dir(loc)); !os.IsNotExist(err) {
 		t.Fatalf("directory of %q after the test: %v, want not exist", loc, err)
@@ -134,6 +138,10 @@ func TestLocationPostgres(t *testing.T) {
 		if tables != 0 {
 			t.Fatalf("new database has %d tables, want 0", tables)
 		}
+		checkRaw(t, loc)
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").Scan(&tables); err != nil || tables != 1 {
+			t.Fatalf("tables after Raw made one = %d, %v; want 1 (Raw on the same database)", tables, err)
+		}
 	})
 	if leftOpen != nil {
 		// Ended by the drop; its close may report that.
@@ -144,6 +152,23 @@ func TestLocationPostgres(t *testing.T) {
 	}
 	if n := countDatabases(t, admin, name); n != 0 {
 		t.Fatalf("pg_database has %d rows named %q after the test, want 0", n, name)
+	}
+}
+
+// checkRaw makes a table through Raw(t, loc), writes a row with a $1
+// parameter and reads it back.
+func checkRaw(t *testing.T, loc string) {
+	t.Helper()
+	raw := Raw(t, loc)
+	if _, err := raw.Exec("CREATE TABLE raw_check (id INTEGER PRIMARY KEY, name TEXT NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec("INSERT INTO raw_check (id, name) VALUES ($1, $2)", 7, "seven"); err != nil {
+		t.Fatal(err)
+	}
+	var name string
+	if err := raw.QueryRow("SELECT name FROM raw_check WHERE id = $1", 7).Scan(&name); err != nil || name != "seven" {
+		t.Fatalf("row read back = %q, %v; want seven", name, err)
 	}
 }
 
