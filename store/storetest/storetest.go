@@ -28,6 +28,15 @@ func Location(t testing.TB) string {
 	return testdb.Location(t)
 }
 
+// NewLocation is Location for a store that outlives any one test (a
+// TestMain's shared server): outdial.db in dir, or, with
+// OUTDIAL_TEST_DATABASE_URL set, a new database on that server. The caller
+// runs drop once the store on it is closed (on SQLite it does nothing: dir
+// is the caller's).
+func NewLocation(dir string) (location string, drop func() error, err error) {
+	return testdb.NewLocation(dir)
+}
+
 // Raw opens the database at location (one Location returned) with plain
 // database/sql, beside the store, for a test that looks at rows as stored:
 // SQLite's driver for a file, pgx's for a PostgreSQL URL; closed when t

@@ -63,25 +63,55 @@ func Location(t testing.TB) string {
 	if admin == "" {
 		return filepath.Join(t.TempDir(), "outdial.db")
 	}
-	name, err := randomName()
+	location, drop, err := createDatabase(admin)
 	if err != nil {
 		t.Fatalf("testdb: %v", err)
-	}
-	location, err := withDatabase(admin, name)
-	if err != nil {
-		t.Fatalf("testdb: %s: %v", EnvURL, err)
-	}
-	if err := adminExec(admin, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		t.Fatalf("testdb: create database %s: %v", name, err)
 	}
 	// Registered before the caller's cleanups, so it runs after them: the
 	// store is closed by then, and FORCE ends whatever connection is left.
 	t.Cleanup(func() {
-		if err := adminExec(admin, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
-			t.Errorf("testdb: drop database %s: %v", name, err)
+		if err := drop(); err != nil {
+			t.Errorf("testdb: %v", err)
 		}
 	})
 	return location
+}
+
+// NewLocation is Location for a store that outlives any one test (a
+// TestMain's shared server): the path of outdial.db in dir with EnvURL
+// unset (drop does nothing: dir is the caller's), else a new database on
+// that server, which drop removes WITH (FORCE). The caller runs drop once
+// the store on it is closed.
+func NewLocation(dir string) (location string, drop func() error, err error) {
+	admin := os.Getenv(EnvURL)
+	if admin == "" {
+		return filepath.Join(dir, "outdial.db"), func() error { return nil }, nil
+	}
+	return createDatabase(admin)
+}
+
+// createDatabase makes a database with a random name on the server of the
+// admin URL and returns its URL and the function that drops it.
+func createDatabase(admin string) (location string, drop func() error, err error) {
+	name, err := randomName()
+	if err != nil {
+		return "", nil, err
+	}
+	location, err = withDatabase(admin, name)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %w", EnvURL, err)
+	}
+	quoted := pgx.Identifier{name}.Sanitize()
+	if err := adminExec(admin, "CREATE DATABASE "+quoted); err != nil {
+		return "", nil, fmt.Errorf("create database %s: %w", name, err)
+	}
+	drop = func() error {
+		if err := adminExec(admin, "DROP DATABASE IF EXISTS "+quoted+" WITH (FORCE)"); err != nil {
+			return fmt.Errorf("drop database %s: %w", name, err)
+		}
+		return nil
+	}
+	return location, drop, nil
 }
 
 // Raw opens the database at location (one Location returned, or any SQLite

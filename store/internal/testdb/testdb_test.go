@@ -2,6 +2,7 @@ package testdb
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -169,6 +170,44 @@ func checkRaw(t *testing.T, loc string) {
 	var name string
 	if err := raw.QueryRow("SELECT name FROM raw_check WHERE id = $1", 7).Scan(&name); err != nil || name != "seven" {
 		t.Fatalf("row read back = %q, %v; want seven", name, err)
+	}
+}
+
+// TestNewLocation checks the location of a store shared by a package's
+// tests: outdial.db in the given directory on SQLite, a database that drop
+// removes on PostgreSQL.
+func TestNewLocation(t *testing.T) {
+	dir := t.TempDir()
+	loc, drop, err := NewLocation(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !Postgres() {
+		if loc != filepath.Join(dir, "outdial.db") {
+			t.Fatalf("location = %q, want outdial.db in %s", loc, dir)
+		}
+		if err := drop(); err != nil {
+			t.Fatalf("drop: %v", err)
+		}
+		return
+	}
+	admin := os.Getenv(EnvURL)
+	u, err := url.Parse(loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	if want, err := withDatabase(admin, name); err != nil || want != loc || !strings.HasPrefix(name, "outdial_test_") {
+		t.Fatalf("location = %q, want the admin URL with a database outdial_test_… (%q, %v)", loc, want, err)
+	}
+	if n := countDatabases(t, admin, name); n != 1 {
+		t.Fatalf("pg_database has %d rows named %q before drop, want 1", n, name)
+	}
+	if err := drop(); err != nil {
+		t.Fatalf("drop: %v", err)
+	}
+	if n := countDatabases(t, admin, name); n != 0 {
+		t.Fatalf("pg_database has %d rows named %q after drop, want 0", n, name)
 	}
 }
 
