@@ -4,7 +4,7 @@
 // in the test's temporary directory; with OUTDIAL_TEST_DATABASE_URL set, a
 // new database on that PostgreSQL server, dropped when the test ends
 // (store/internal/testdb, which packages outside store reach through
-// Location).
+// Location, NewLocation and Raw here).
 package storetest
 
 import (
@@ -45,12 +45,6 @@ func NewLocation(dir string) (location string, drop func() error, err error) {
 func Raw(t testing.TB, location string) *sql.DB {
 	t.Helper()
 	return testdb.Raw(t, location)
-}
-
-// Postgres reports whether throwaway stores are on PostgreSQL
-// (OUTDIAL_TEST_DATABASE_URL is set).
-func Postgres() bool {
-	return testdb.Postgres()
 }
 
 // Open returns a new, empty, migrated database for t, closed at its end
