@@ -58,6 +58,8 @@ const (
 //     (for a campaign of at most backupRestoreComplete contacts) completes
 //     the campaign from where the snapshot left it; without the secret.key
 //     the credentials cannot be read.
+//
+// SQLite-specific: outdial backup copies the database file (VACUUM INTO).
 func TestBackupDuringCampaign(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the real binary; skipped with -short")

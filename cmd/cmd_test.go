@@ -85,6 +85,10 @@ func createKey(t *testing.T, args ...string) string {
 	return last
 }
 
+// openData opens DATA/outdial.db, the database the commands under test made
+// in dir: the commands run with --data, so this is the CLI's own database,
+// not a throwaway one (it follows them to PostgreSQL when they take
+// --database-url, API.md section 16).
 func openData(t *testing.T, dir string) *store.DB {
 	t.Helper()
 	key, err := store.LoadOrCreateKey("", filepath.Join(dir, "secret.key"))

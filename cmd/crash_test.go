@@ -50,6 +50,7 @@ const (
 // attempts left in flight get their real outcome (from the provider's call
 // status or from callbacks arriving after the restart). Retries are off, so
 // every number may be called at most once.
+// SQLite-specific: copies the database files as the kill -9 left them.
 func TestCrashMidCampaign(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the real binary; skipped with -short")

@@ -141,6 +141,7 @@ func tlsHealth(t *testing.T, notAfter time.Time) (string, *x509.CertPool) {
 	return srv.URL, pool
 }
 
+// SQLite-specific: the checks of DATA/outdial.db (its schema version, its directory).
 func TestDoctor(t *testing.T) {
 	tests := []struct {
 		name string

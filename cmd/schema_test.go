@@ -45,6 +45,7 @@ func stateOf(t *testing.T, path string) fileState {
 // versions, and the database file (bytes, modification time) and its
 // directory (no -wal, -shm, secret key or backup created) left as they
 // were.
+// SQLite-specific: user_version of a file written by a newer version.
 func TestNewerSchemaRefused(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the real binary; skipped with -short")

@@ -42,6 +42,7 @@ type upgradeFixture struct {
 // and the same values (fields may be added, none lost or changed; a CSV
 // report may gain columns), and every configuration's secrets open with the
 // OUTDIAL_SECRET_KEY they were sealed with.
+// SQLite-specific: database files written by earlier versions.
 func TestUpgradeFixtures(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join("testdata", "upgrade", "schema-*.json"))
 	if err != nil || len(paths) == 0 {

@@ -199,8 +199,9 @@ func TestDiagnoseCompleted(t *testing.T) {
 // that ignores the completion) reads all_final without not_running; the
 // call placed a moment ago still counts as dialing for 5 s. Once it
 // completes, not_running comes first.
+// SQLite-specific: holds the completion with a SQLite trigger.
 func TestDiagnoseAllFinalWhileRunning(t *testing.T) {
-	h := newHarness(t, twiliosim.Config{Script: quickCalls})
+	h := newHarness(t, twiliosim.Config{Script: quickCalls}, onSQLite())
 	h.rawExec(`CREATE TRIGGER hold_completion BEFORE UPDATE OF state ON campaigns
 		WHEN NEW.state = 'completed' BEGIN SELECT RAISE(IGNORE); END`)
 	c := h.campaign(2, store.Settings{MaxConcurrency: 2}, nil)

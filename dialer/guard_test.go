@@ -115,8 +115,9 @@ func TestSuppressionsAddedWaitsForRequests(t *testing.T) {
 // TestSuppressionCheckFailsClosed: while the list cannot be read (its
 // table renamed away through another connection to the database file) no
 // call is placed; once it can, the same attempt is placed.
+// SQLite-specific: renames the table through a second connection to the SQLite file.
 func TestSuppressionCheckFailsClosed(t *testing.T) {
-	h := newHarness(t, twiliosim.Config{Script: quickCalls})
+	h := newHarness(t, twiliosim.Config{Script: quickCalls}, onSQLite())
 	side, err := sql.Open("sqlite", "file:"+h.dbPath+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		t.Fatal(err)

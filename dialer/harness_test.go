@@ -17,6 +17,7 @@ import (
 	"github.com/outdial/outdial/dialer/carrier/twiliosim"
 	"github.com/outdial/outdial/dialer/metrics"
 	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/store/storetest"
 	"github.com/outdial/outdial/web"
 )
 
@@ -45,7 +46,7 @@ func (c *clock) Set(t time.Time) {
 type harness struct {
 	t      *testing.T
 	db     *store.DB
-	dbPath string
+	dbPath string // the store's location: a SQLite file, or a PostgreSQL URL
 	eng    *dialer.Engine
 	sim    *twiliosim.Server // the Twilio simulator of newHarness, else nil
 	prov   providerSim
@@ -68,6 +69,7 @@ type harnessOptions struct {
 	client           *http.Client
 	newCarrier       func(provider string, creds map[string]any, opts carrier.Options) (carrier.Carrier, error)
 	metrics          *metrics.Metrics
+	sqlite           bool
 }
 
 // harnessOption changes harnessOptions.
@@ -93,6 +95,14 @@ func withNewCarrier(f func(provider string, creds map[string]any, opts carrier.O
 // withMetrics makes the engine record into m.
 func withMetrics(m *metrics.Metrics) harnessOption {
 	return func(o *harnessOptions) { o.metrics = m }
+}
+
+// onSQLite keeps the harness's database in a SQLite file whatever the
+// run's engine (storetest.Location), for the tests that inject faults
+// through SQLite itself (rawExec's triggers, a second connection to the
+// file).
+func onSQLite() harnessOption {
+	return func(o *harnessOptions) { o.sqlite = true }
 }
 
 // withProviderClient makes the engine send its provider requests with c.
@@ -150,15 +160,20 @@ func newProviderHarness(t *testing.T, p providerSim, opts ...harnessOption) *har
 	if err != nil {
 		t.Fatal(err)
 	}
-	dbPath := filepath.Join(t.TempDir(), "outdial.db")
-	db, err := store.Open(ctx, dbPath, sealer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{t: t, db: db, dbPath: dbPath, prov: p, clock: &clock{}}
+	h := &harness{t: t, prov: p, clock: &clock{}}
 	for _, o := range opts {
 		o(&h.opts)
 	}
+	if h.opts.sqlite {
+		h.dbPath = filepath.Join(t.TempDir(), "outdial.db")
+	} else {
+		h.dbPath = storetest.Location(t)
+	}
+	db, err := store.Open(ctx, h.dbPath, sealer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.db = db
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -19,8 +19,12 @@ import (
 
 // rawExec runs statements on the harness's database file through a
 // connection of its own (a fault of the disk, as SQLite would report it).
+// The harness must be onSQLite.
 func (h *harness) rawExec(stmts ...string) {
 	h.t.Helper()
+	if !h.opts.sqlite {
+		h.t.Fatal("rawExec speaks SQLite: make the harness with onSQLite()")
+	}
 	raw, err := sql.Open("sqlite", "file:"+h.dbPath+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		h.t.Fatal(err)
@@ -42,10 +46,11 @@ const diskFullOnPlaced = `CREATE TRIGGER disk_full BEFORE UPDATE OF state ON cal
 // leaves the attempt dialing; its deadline reconciles it like a call in
 // flight (the provider's answer, here "answered" from the status query),
 // instead of leaving it dialing forever.
+// SQLite-specific: a full disk injected with a SQLite trigger.
 func TestDialingAttemptReconciledAtDeadline(t *testing.T) {
 	h := newHarness(t, twiliosim.Config{Script: func(twiliosim.CallInfo) twiliosim.Script {
 		return twiliosim.Script{Outcome: twiliosim.Human, LoseFinal: true}
-	}}, withMaxCallSeconds(60))
+	}}, withMaxCallSeconds(60), onSQLite())
 	h.rawExec(diskFullOnPlaced)
 	c := h.campaign(1, store.Settings{MaxConcurrency: 1}, nil)
 	h.clock.Set(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))

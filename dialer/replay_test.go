@@ -15,10 +15,11 @@ import (
 // provider sends it again; once applied, a repeat is a harmless 204 no-op,
 // also after the carrier was swapped (a configuration update) and after a
 // restart (the replay window is in the database).
+// SQLite-specific: a full disk injected with a SQLite trigger.
 func TestWebhookRetryAfterFailedStore(t *testing.T) {
 	h, sim := newPlivoHarness(t, plivosim.Plivo, plivosim.Config{Script: func(plivosim.CallInfo) plivosim.Script {
 		return plivosim.Script{RingDelay: plivosim.Never}
-	}}, false)
+	}}, false, onSQLite())
 	c := h.campaign(1, store.Settings{}, nil)
 	h.do(c.ID, store.OpStart)
 	simPoll(t, sim, "the call ringing", func() bool {

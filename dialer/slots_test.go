@@ -33,8 +33,9 @@ func (h *harness) slotsMatch(id int64, n int) bool {
 // allows, and the engine's count stays what the database says. Once the
 // store takes writes again the attempt goes back to the queue and its
 // contact is called, instead of ending unknown at its deadline.
+// SQLite-specific: a full disk injected with a SQLite trigger.
 func TestRequeueRefusedKeepsSlot(t *testing.T) {
-	h := newHarness(t, twiliosim.Config{Script: quickCalls})
+	h := newHarness(t, twiliosim.Config{Script: quickCalls}, onSQLite())
 	h.rawExec(requeueRefused)
 	h.sim.TooManyRequestsNext(1)
 	c := h.campaign(3, store.Settings{MaxConcurrency: 1}, nil)
@@ -67,8 +68,9 @@ func TestRequeueRefusedKeepsSlot(t *testing.T) {
 // ended unknown at its deadline (it was never sent), it keeps its slot
 // while the store still refuses, and it goes back to the queue once the
 // store takes writes again; resumed, the campaign calls its contact.
+// SQLite-specific: a full disk injected with a SQLite trigger.
 func TestRequeueRefusedPausedPastDeadline(t *testing.T) {
-	h := newHarness(t, twiliosim.Config{Script: quickCalls}, withMaxCallSeconds(60))
+	h := newHarness(t, twiliosim.Config{Script: quickCalls}, withMaxCallSeconds(60), onSQLite())
 	h.rawExec(requeueRefused)
 	h.sim.TooManyRequestsNext(1)
 	c := h.campaign(2, store.Settings{MaxConcurrency: 1}, nil)

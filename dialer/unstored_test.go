@@ -82,8 +82,9 @@ func checkStoredOnce(h *harness, id int64, n int) {
 // without asking the provider: the slots are freed, the campaign
 // completes, each call is counted once, and a provider's retry of a
 // webhook afterwards changes nothing.
+// SQLite-specific: a full disk injected with SQLite triggers.
 func TestUnstoredStatusesStoredWhenWritesWork(t *testing.T) {
-	h := newHarness(t, twiliosim.Config{Script: talkingUntilHungUp, RecordCallbacks: true})
+	h := newHarness(t, twiliosim.Config{Script: talkingUntilHungUp, RecordCallbacks: true}, onSQLite())
 	c, list := talkingCampaign(h, 3)
 
 	h.rawExec(diskFull...)
@@ -141,8 +142,9 @@ func TestUnstoredStatusesStoredWhenWritesWork(t *testing.T) {
 // start's reconciliation asks the provider about the calls in flight; with
 // the disk still full it holds their final answers, and stores them once
 // writes work again.
+// SQLite-specific: a full disk injected with SQLite triggers.
 func TestUnstoredStatusesAfterRestart(t *testing.T) {
-	h := newHarness(t, twiliosim.Config{Script: talkingUntilHungUp})
+	h := newHarness(t, twiliosim.Config{Script: talkingUntilHungUp}, onSQLite())
 	c, list := talkingCampaign(h, 2)
 
 	h.rawExec(diskFull...)

@@ -94,7 +94,7 @@ func TestAPIKeys(t *testing.T) {
 	// Only the hash is stored.
 	raw := rawDB(t, db.path)
 	var hash []byte
-	if err := raw.QueryRow("SELECT key_hash FROM api_keys WHERE id = ?", k2.ID).Scan(&hash); err != nil {
+	if err := raw.QueryRow("SELECT key_hash FROM api_keys WHERE id = $1", k2.ID).Scan(&hash); err != nil {
 		t.Fatal(err)
 	}
 	if sum := sha256.Sum256([]byte(s2.Reveal())); string(hash) != string(sum[:]) {

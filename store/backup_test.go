@@ -43,9 +43,10 @@ func sourceFiles(t *testing.T, path string) map[string][]byte {
 // authenticates, the sealed credentials open) of mode 0600 with the
 // source's schema version, alone in its directory (no temporary file left),
 // and the source's files are unchanged.
+// SQLite-specific: backs up the database file (VACUUM INTO).
 func TestBackupCopiesLiveDatabase(t *testing.T) {
 	ctx := context.Background()
-	src := newDB(t)
+	src := newSQLiteDB(t)
 	k, apiKey, err := src.CreateAPIKey(ctx, "acme", "")
 	if err != nil {
 		t.Fatal(err)
@@ -122,6 +123,7 @@ func TestBackupCopiesLiveDatabase(t *testing.T) {
 // TestBackupOfClosedDatabase backs up a database nobody has open (closed
 // cleanly, so without -wal and -shm files): the copy opens, and the
 // database file is unchanged.
+// SQLite-specific: backs up the database file (VACUUM INTO).
 func TestBackupOfClosedDatabase(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "outdial.db")
@@ -171,8 +173,9 @@ func TestBackupOfClosedDatabase(t *testing.T) {
 // TestBackupRefusesExisting: a target that exists in any form (a file, a
 // directory, a symbolic link, dangling or not) is refused with an error
 // wrapping fs.ErrExist, left as it was, and no temporary file remains.
+// SQLite-specific: backs up the database file (VACUUM INTO).
 func TestBackupRefusesExisting(t *testing.T) {
-	src := newDB(t)
+	src := newSQLiteDB(t)
 	if _, _, err := src.CreateAPIKey(context.Background(), "acme", ""); err != nil {
 		t.Fatal(err)
 	}
@@ -237,8 +240,9 @@ func TestBackupRefusesExisting(t *testing.T) {
 // database, no source, a missing directory, a target naming no file)
 // returns an error and leaves the target's directory as it was: no file
 // under the final name, no temporary file.
+// SQLite-specific: backs up the database file (VACUUM INTO).
 func TestBackupLeavesNothingOnError(t *testing.T) {
-	src := newDB(t)
+	src := newSQLiteDB(t)
 	if _, _, err := src.CreateAPIKey(context.Background(), "acme", ""); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 // Issue 15 item 8: a batch holding a claim commits with synchronous=FULL
 // (the WAL synced before the provider is asked to call), and the writer
 // goes back to NORMAL after; other small writes stay NORMAL.
+// SQLite-specific: switches SQLite's synchronous pragma.
 func TestClaimCommitIsSynced(t *testing.T) {
 	ctx := context.Background()
 	sealer, err := NewSealer(make([]byte, KeySize))

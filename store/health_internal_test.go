@@ -10,6 +10,7 @@ import (
 // TestPingHasItsOwnConnection: with every connection of the read pool
 // taken (API load: parallel heavy lists), Ping still answers at once; once
 // the database is closed it fails.
+// SQLite-specific: exhausts the SQLite engine's read pool.
 func TestPingHasItsOwnConnection(t *testing.T) {
 	ctx := context.Background()
 	sealer, err := NewSealer(make([]byte, KeySize))

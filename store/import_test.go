@@ -5,11 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/store/internal/testdb"
 )
 
 // feedContacts returns a CreateCampaign feed of n contacts on rows 2..n+1
@@ -140,7 +140,7 @@ func TestFirstAttemptsQueuedLazily(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := count(t, raw, "SELECT count(*) FROM call_attempts WHERE campaign_id = ?", c.ID); n != 1000 {
+	if n := count(t, raw, "SELECT count(*) FROM call_attempts WHERE campaign_id = $1", c.ID); n != 1000 {
 		t.Fatalf("attempts queued at create: %d, want the first chunk (1000)", n)
 	}
 	q, err := db.QueuedByTimezone(ctx, c.ID, c.Timezones)
@@ -207,7 +207,7 @@ func TestLazyQueueSkipsClosedTimezones(t *testing.T) {
 		}
 		got = append(got, list...)
 		if claims == 1 {
-			if n := count(t, raw, "SELECT count(*) FROM call_attempts WHERE campaign_id = ?", c.ID); n != 5000 {
+			if n := count(t, raw, "SELECT count(*) FROM call_attempts WHERE campaign_id = $1", c.ID); n != 5000 {
 				t.Fatalf("after one claim %d attempts queued, want 5000 (the first chunk and four more)", n)
 			}
 		}
@@ -226,8 +226,7 @@ func TestLazyQueueSkipsClosedTimezones(t *testing.T) {
 // flight, are refused; a finished one disappears and is purged, also after
 // a restart in the middle.
 func TestDeleteCampaign(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "outdial.db")
+	path := testdb.Location(t)
 	key := newKey(t)
 	sealer, _ := store.NewSealer(key)
 	ctx := context.Background()
@@ -280,14 +279,14 @@ func TestDeleteCampaign(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	res, err := raw.Exec(`INSERT INTO campaigns (organization_id, name, workflow_id, workflow_name,
+	var crashed int64
+	if err := raw.QueryRow(`INSERT INTO campaigns (organization_id, name, workflow_id, workflow_name,
 		telephony_configuration_id, source_id, retry_config, circuit_breaker, max_concurrency, rate_limit_per_second,
-		created_at, updated_at, visibility) VALUES (?, 'crashed import', 1, 'w', 1, 'k', '{}', '{}', 1, 1, 0, 0, 'importing')`, org)
-	if err != nil {
+		created_at, updated_at, visibility) VALUES ($1, 'crashed import', 1, 'w', 1, 'k', '{}', '{}', 1, 1, 0, 0, 'importing')
+		RETURNING id`, org).Scan(&crashed); err != nil {
 		t.Fatal(err)
 	}
-	crashed, _ := res.LastInsertId()
-	if _, err := raw.Exec(`INSERT INTO campaign_definitions (campaign_id, definition) VALUES (?, '{}')`, crashed); err != nil {
+	if _, err := raw.Exec(`INSERT INTO campaign_definitions (campaign_id, definition) VALUES ($1, '{}')`, crashed); err != nil {
 		t.Fatal(err)
 	}
 	if db, err = store.Open(ctx, path, sealer); err != nil {

@@ -18,8 +18,9 @@ import (
 // workflow definition (it is in campaign_definitions), so that no list
 // walks the overflow pages of 1 MiB definitions to reach the columns it
 // returns.
+// SQLite-specific: reads SQLite's query plan and table_info.
 func TestListsDoNotReadDefinitions(t *testing.T) {
-	db := newDB(t)
+	db := newSQLiteDB(t)
 	raw := rawDB(t, db.path)
 	plan := queryPlan(t, raw, namedQueries(t)["ListWorkflows"], 1)
 	if len(plan) != 1 || !strings.Contains(plan[0], "USING COVERING INDEX workflows_list") {
@@ -35,6 +36,7 @@ func TestListsDoNotReadDefinitions(t *testing.T) {
 // TestMigrationMovesCampaignDefinitions opens a database made by the
 // migrations before 0006 with a campaign in it: the campaign keeps its
 // definition (now in campaign_definitions) and every other value.
+// SQLite-specific: builds a database with SQLite's migrations before 0006.
 func TestMigrationMovesCampaignDefinitions(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "outdial.db")

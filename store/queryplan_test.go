@@ -54,8 +54,9 @@ func namedQueries(t *testing.T) map[string]string {
 // The queries a large campaign runs while dialing, paging or purging are
 // index searches: a page of calls at any depth, a claim, a purge chunk and
 // the lazy queue never scan a table nor sort it (API.md section 9).
+// SQLite-specific: reads SQLite's EXPLAIN QUERY PLAN.
 func TestLargeListQueriesUseIndexes(t *testing.T) {
-	db := newDB(t)
+	db := newSQLiteDB(t)
 	raw := rawDB(t, db.path)
 	all := namedQueries(t)
 	for _, name := range []string{

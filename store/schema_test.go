@@ -17,6 +17,7 @@ import (
 // applies them alone, and a database marked newer than the binary is
 // refused by Open, Backup, PendingMigrations and Migrate with both versions,
 // its bytes unchanged and no -wal or -shm file created.
+// SQLite-specific: the user_version of files written by a newer version.
 func TestSchemaVersions(t *testing.T) {
 	ctx := context.Background()
 	all, err := store.Migrations()

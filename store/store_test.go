@@ -18,9 +18,11 @@ import (
 	"time"
 
 	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/store/internal/testdb"
 )
 
-// testDB is an open database in a temp dir with its path and key.
+// testDB is an open database with its location and key. path is where it
+// lives: a file path on SQLite, a URL on PostgreSQL (testdb.Location).
 type testDB struct {
 	*store.DB
 	path string
@@ -51,23 +53,32 @@ func openDB(t *testing.T, path string, key []byte) *store.DB {
 	return db
 }
 
+// newDB opens a new database on the run's engine (testdb.Location).
 func newDB(t *testing.T) *testDB {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "outdial.db")
+	return openNewDB(t, testdb.Location(t))
+}
+
+// newSQLiteDB opens a new database in a SQLite file whatever the run's
+// engine, for the tests about SQLite itself: its files, pragmas, query
+// plans and migrations.
+func newSQLiteDB(t *testing.T) *testDB {
+	t.Helper()
+	return openNewDB(t, filepath.Join(t.TempDir(), "outdial.db"))
+}
+
+func openNewDB(t *testing.T, path string) *testDB {
+	t.Helper()
 	key := newKey(t)
 	return &testDB{DB: openDB(t, path, key), path: path, key: key}
 }
 
-// rawDB opens the file with plain database/sql, for looking at rows as
-// stored.
+// rawDB opens the database at path with plain database/sql, for looking at
+// rows as stored (testdb.Raw: SQLite's driver for a file, pgx's for a
+// PostgreSQL URL; queries meant for both number their parameters, $1).
 func rawDB(t *testing.T, path string) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return testdb.Raw(t, path)
 }
 
 func newOrg(t *testing.T, db *store.DB, name string) int64 {
@@ -154,6 +165,7 @@ func assertNoSecretInFiles(t *testing.T, path string, secrets []string) {
 // reads the raw bytes of the database file and its WAL — while open and
 // after closing — to prove no secret is there in clear text. It also checks
 // that no API key is stored, only its SHA-256.
+// SQLite-specific: reads the bytes of the database file and its WAL.
 func TestNoSecretInDatabaseFile(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "outdial.db")
@@ -256,7 +268,7 @@ func TestCredentialsBoundToRowAndKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw := rawDB(t, db.path)
-	if _, err := raw.Exec("UPDATE telephony_configs SET credentials = (SELECT credentials FROM telephony_configs WHERE id = ?) WHERE id = ?", c1.ID, c2.ID); err != nil {
+	if _, err := raw.Exec("UPDATE telephony_configs SET credentials = (SELECT credentials FROM telephony_configs WHERE id = $1) WHERE id = $2", c1.ID, c2.ID); err != nil {
 		t.Fatal(err)
 	}
 	raw.Close()
@@ -432,9 +444,10 @@ func TestLoadOrCreateKey(t *testing.T) {
 	}
 }
 
+// SQLite-specific: reads PRAGMA user_version.
 func TestMigrationsIdempotent(t *testing.T) {
 	ctx := context.Background()
-	db := newDB(t)
+	db := newSQLiteDB(t)
 	org := newOrg(t, db.DB, "org")
 	cfgs, _ := secretConfigs(t)
 	c, err := db.CreateTelephonyConfig(ctx, org, cfgs[4])

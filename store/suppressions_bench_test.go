@@ -5,11 +5,11 @@ import (
 	"crypto/rand"
 	"fmt"
 	mrand "math/rand/v2"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/store/internal/testdb"
 )
 
 // benchSuppressions is the size of the list BenchmarkActiveSuppression
@@ -46,7 +46,7 @@ func BenchmarkActiveSuppression(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	db, err := store.Open(ctx, filepath.Join(b.TempDir(), "outdial.db"), sealer)
+	db, err := store.Open(ctx, testdb.Location(b), sealer)
 	if err != nil {
 		b.Fatal(err)
 	}

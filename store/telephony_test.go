@@ -111,7 +111,7 @@ func TestTelephonyConfigStore(t *testing.T) {
 	}
 	raw := rawDB(t, db.path)
 	var n int
-	if err := raw.QueryRow("SELECT count(*) FROM phone_numbers WHERE telephony_configuration_id = ?", ids[3]).Scan(&n); err != nil {
+	if err := raw.QueryRow("SELECT count(*) FROM phone_numbers WHERE telephony_configuration_id = $1", ids[3]).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if n != 0 {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -23,6 +22,7 @@ import (
 	"github.com/outdial/outdial/dialer/metrics"
 	"github.com/outdial/outdial/store"
 	"github.com/outdial/outdial/store/objstore"
+	"github.com/outdial/outdial/store/storetest"
 	"github.com/outdial/outdial/web"
 )
 
@@ -83,12 +83,15 @@ type campOpts struct {
 	// wrap, when set, wraps the server's handler (the router behind the
 	// OpenAPI validator): a test's view of the requests as they are served.
 	wrap func(http.Handler) http.Handler
+	// sqlite keeps the database in a SQLite file whatever the run's engine
+	// (the tests that reach it through SQLite itself).
+	sqlite bool
 }
 
 // newCampEnv returns a campEnv serving on a fresh database.
 func newCampEnv(t *testing.T, opts campOpts) *campEnv {
 	t.Helper()
-	e := newEnv(t)
+	e := newEnvOn(t, opts.sqlite)
 	e.srv.Close() // replaced: the object store and the engine need the listener's address first
 	srv := httptest.NewUnstartedServer(nil)
 	public := "http://" + srv.Listener.Addr().String()
@@ -350,13 +353,10 @@ func (ce *campEnv) campaignIDs(key string) []int64 {
 }
 
 // rowCounts counts the rows of the campaign tables straight from the
-// database file, to prove a rejected create stored nothing.
+// database, to prove a rejected create stored nothing.
 func (ce *campEnv) rowCounts() map[string]int {
 	ce.t.Helper()
-	db, err := sql.Open("sqlite", "file:"+ce.dbPath+"?mode=ro&_pragma=busy_timeout(5000)")
-	if err != nil {
-		ce.t.Fatalf("open database: %v", err)
-	}
+	db := storetest.Raw(ce.t, ce.dbPath)
 	defer db.Close()
 	out := map[string]int{}
 	for _, table := range []string{"campaigns", "contacts", "call_attempts", "campaign_logs"} {

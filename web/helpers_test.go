@@ -22,6 +22,7 @@ import (
 
 	"github.com/outdial/outdial/dialer/carrier"
 	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/store/storetest"
 	"github.com/outdial/outdial/web"
 )
 
@@ -41,8 +42,10 @@ func numberPath(configID, id int64) string {
 	return fmt.Sprintf("%s/%d/phone-numbers/%d", configsPath, configID, id)
 }
 
-// testEnv is one Outdial server for a test: a real SQLite file in a temp dir,
-// opened with store.Open and a random server secret, served by the real
+// testEnv is one Outdial server for a test: a real database
+// (storetest.Location: a SQLite file in a temp dir, or a database on the
+// PostgreSQL server of OUTDIAL_TEST_DATABASE_URL), opened with store.Open
+// and a random server secret, served by the real
 // router through httptest, with one API key for each of two organizations.
 //
 // Every response that goes through do is checked for two things the contract
@@ -53,7 +56,7 @@ func numberPath(configID, id int64) string {
 type testEnv struct {
 	t      *testing.T
 	dir    string
-	dbPath string
+	dbPath string // the store's location: a SQLite file, or a PostgreSQL URL
 	secret []byte
 	db     *store.DB
 	srv    *httptest.Server
@@ -96,8 +99,20 @@ func (b *lockedBuffer) String() string {
 
 func newEnv(t *testing.T) *testEnv {
 	t.Helper()
+	return newEnvOn(t, false)
+}
+
+// newEnvOn is newEnv, with the database in a SQLite file whatever the run's
+// engine when sqlite is set (the tests that reach the database through
+// SQLite itself).
+func newEnvOn(t *testing.T, sqlite bool) *testEnv {
+	t.Helper()
 	e := &testEnv{t: t, dir: t.TempDir(), logs: &lockedBuffer{}, carriers: unreachableCarriers()}
-	e.dbPath = filepath.Join(e.dir, "outdial.db")
+	if sqlite {
+		e.dbPath = filepath.Join(e.dir, "outdial.db")
+	} else {
+		e.dbPath = storetest.Location(t)
+	}
 	e.secret = make([]byte, store.KeySize)
 	if _, err := rand.Read(e.secret); err != nil {
 		t.Fatal(err)
@@ -136,7 +151,7 @@ func newEnv(t *testing.T) *testEnv {
 	return e
 }
 
-// start opens the database file and serves a new router over it.
+// start opens the database and serves a new router over it.
 func (e *testEnv) start() {
 	e.t.Helper()
 	sealer, err := store.NewSealer(e.secret)
@@ -166,8 +181,8 @@ func (e *testEnv) stop() {
 	}
 }
 
-// restart closes the server and the database and opens the same file again
-// with the same key behind a new router.
+// restart closes the server and the database and opens the same database
+// again with the same key behind a new router.
 func (e *testEnv) restart() {
 	e.t.Helper()
 	e.stop()

@@ -21,6 +21,7 @@ import (
 
 	"github.com/outdial/outdial/dialer/carrier"
 	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/store/storetest"
 	"github.com/outdial/outdial/web"
 	"github.com/outdial/outdial/web/console"
 )
@@ -53,14 +54,15 @@ var (
 	openAPIStatusCode = regexp.MustCompile(`^([1-5][0-9][0-9]|[1-5]XX|default)$`)
 )
 
-// openAPIServer returns a server on a fresh SQLite database in t.TempDir().
+// openAPIServer returns a server on a fresh throwaway database
+// (storetest.Location).
 func openAPIServer(t *testing.T) *web.Server {
 	t.Helper()
 	sealer, err := store.NewSealer(make([]byte, 32))
 	if err != nil {
 		t.Fatalf("new sealer: %v", err)
 	}
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "outdial.db"), sealer)
+	db, err := store.Open(context.Background(), storetest.Location(t), sealer)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

@@ -5,12 +5,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/store/storetest"
 	"github.com/outdial/outdial/web/console"
 )
 
@@ -85,7 +85,7 @@ func TestStreamGuardFailsClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "outdial.db"), sealer)
+	db, err := store.Open(context.Background(), storetest.Location(t), sealer)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/outdial/outdial/store"
 	"github.com/outdial/outdial/store/objstore"
+	"github.com/outdial/outdial/store/storetest"
 	"github.com/outdial/outdial/web"
 )
 
@@ -51,7 +52,7 @@ func newUploadEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	db, err := store.Open(context.Background(), filepath.Join(dir, "outdial.db"), sealer)
+	db, err := store.Open(context.Background(), storetest.Location(t), sealer)
 	if err != nil {
 		t.Fatal(err)
 	}

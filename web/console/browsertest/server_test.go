@@ -25,6 +25,7 @@ import (
 	"github.com/outdial/outdial/dialer/phone"
 	"github.com/outdial/outdial/store"
 	"github.com/outdial/outdial/store/objstore"
+	"github.com/outdial/outdial/store/storetest"
 	"github.com/outdial/outdial/web"
 )
 
@@ -35,8 +36,10 @@ const (
 	simTalk = 300 * time.Millisecond
 )
 
-// stack is one Outdial server, built as cmd/serve.go builds it: a SQLite
-// database opened with store.Open in a fresh directory, the bundled object
+// stack is one Outdial server, built as cmd/serve.go builds it: a database
+// opened with store.Open (storetest.NewLocation: a SQLite file in a fresh
+// directory, or a new PostgreSQL database with OUTDIAL_TEST_DATABASE_URL
+// set), the bundled object
 // store on the same listener (its endpoint is the listener's host:port,
 // credentials derived from the server secret), the dialer engine with the
 // Twilio carrier's base URL pointed at a twiliosim.Server, and web.New
@@ -46,6 +49,7 @@ type stack struct {
 	dir    string
 	url    string // http://127.0.0.1:<port>, no trailing slash
 	db     *store.DB
+	dropDB func() error // removes the database once db is closed
 	sim    *twiliosim.Server
 	engine *dialer.Engine
 	srv    *http.Server
@@ -82,7 +86,12 @@ func startStack() (_ *stack, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("sealer: %w", err)
 	}
-	if s.db, err = store.Open(ctx, filepath.Join(dir, "outdial.db"), sealer); err != nil {
+	location, dropDB, err := storetest.NewLocation(dir)
+	if err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	s.dropDB = dropDB
+	if s.db, err = store.Open(ctx, location, sealer); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	s.db.SetLogger(log)
@@ -176,6 +185,11 @@ func (s *stack) close() error {
 	if s.db != nil {
 		if err := s.db.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close store: %w", err))
+		}
+	}
+	if s.dropDB != nil {
+		if err := s.dropDB(); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if err := os.RemoveAll(s.dir); err != nil {
