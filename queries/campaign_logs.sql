@@ -5,7 +5,7 @@ INSERT INTO campaign_logs (campaign_id, ts, level, event, message, details) VALU
 UPDATE campaign_logs SET ts = @ts, message = @message, details = @details WHERE id = @id;
 
 -- name: RecentLogs :many
-SELECT * FROM (SELECT * FROM campaign_logs l WHERE l.campaign_id = @campaign_id ORDER BY l.id DESC LIMIT 50) ORDER BY id;
+SELECT * FROM (SELECT * FROM campaign_logs l WHERE l.campaign_id = @campaign_id ORDER BY l.id DESC LIMIT 50) recent ORDER BY id;
 
 -- name: ListLogs :many
 SELECT * FROM campaign_logs WHERE campaign_id = @campaign_id AND ts > @ts ORDER BY id LIMIT CAST(sqlc.arg('limit') AS BIGINT);

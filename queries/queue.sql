@@ -30,7 +30,7 @@ ORDER BY row_number LIMIT CAST(@max_rows AS BIGINT);
 -- Campaign @campaign_id has @contacts contacts more with timezone value
 -- @timezone (an import or a redial publishing its counts).
 INSERT INTO campaign_zones (campaign_id, timezone, contacts) VALUES (@campaign_id, @timezone, @contacts)
-ON CONFLICT (campaign_id, timezone) DO UPDATE SET contacts = contacts + excluded.contacts;
+ON CONFLICT (campaign_id, timezone) DO UPDATE SET contacts = campaign_zones.contacts + excluded.contacts;
 
 -- name: NoteZonesQueued :exec
 -- The first attempts of campaign @campaign_id's rows in (@after_row,
@@ -38,8 +38,8 @@ ON CONFLICT (campaign_id, timezone) DO UPDATE SET contacts = contacts + excluded
 INSERT INTO campaign_zones (campaign_id, timezone, contacts, queued)
 SELECT c.campaign_id, c.timezone, 0, count(*)
 FROM contacts c WHERE c.campaign_id = @campaign_id AND c.row_number > @after_row AND c.row_number <= @last_row
-GROUP BY c.timezone
-ON CONFLICT (campaign_id, timezone) DO UPDATE SET queued = queued + excluded.queued;
+GROUP BY c.campaign_id, c.timezone
+ON CONFLICT (campaign_id, timezone) DO UPDATE SET queued = campaign_zones.queued + excluded.queued;
 
 -- name: UnqueuedZones :many
 -- Contacts whose first attempt is not queued yet (all due), by timezone.

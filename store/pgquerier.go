@@ -549,6 +549,10 @@ func (p pgQuerier) LiveConsoleSessionIDs(ctx context.Context, arg sqlcdb.LiveCon
 	return p.q.LiveConsoleSessionIDs(ctx, pgdb.LiveConsoleSessionIDsParams(arg))
 }
 
+func (p pgQuerier) LockOrganization(ctx context.Context, id int64) (int64, error) {
+	return p.q.LockOrganization(ctx, id)
+}
+
 func (p pgQuerier) LogsAfterID(ctx context.Context, arg sqlcdb.LogsAfterIDParams) ([]sqlcdb.CampaignLog, error) {
 	rs, err := p.q.LogsAfterID(ctx, pgdb.LogsAfterIDParams(arg))
 	if err != nil {

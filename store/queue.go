@@ -1,8 +1,10 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/outdial/outdial/store/sqlcdb"
@@ -36,6 +38,7 @@ const (
 // returns fewer than max and contacts are left to queue. It runs inside
 // ClaimAttempts's transaction.
 func claimWithQueueing(ctx context.Context, q sqlcdb.Querier, campaignID int64, max int, claim func(n int) ([]sqlcdb.CallAttempt, error)) ([]sqlcdb.CallAttempt, error) {
+	claim = claimInOrder(claim)
 	rows, err := claim(max)
 	if err != nil || len(rows) >= max {
 		return rows, err
@@ -59,6 +62,20 @@ func claimWithQueueing(ctx context.Context, q sqlcdb.Querier, campaignID int64, 
 		rows = append(rows, more...)
 	}
 	return rows, nil
+}
+
+// claimInOrder returns claim's rows in dialing order (due retries first,
+// oldest due first, then first attempts in CSV order): the order of an
+// UPDATE's RETURNING rows is the engine's (PostgreSQL's follows no ORDER
+// BY).
+func claimInOrder(claim func(n int) ([]sqlcdb.CallAttempt, error)) func(n int) ([]sqlcdb.CallAttempt, error) {
+	return func(n int) ([]sqlcdb.CallAttempt, error) {
+		rows, err := claim(n)
+		slices.SortFunc(rows, func(a, b sqlcdb.CallAttempt) int {
+			return cmp.Or(cmp.Compare(a.Priority, b.Priority), cmp.Compare(a.DueAt, b.DueAt), cmp.Compare(a.ContactRow, b.ContactRow))
+		})
+		return rows, err
+	}
 }
 
 // queueChunk queues the first attempts of the next queueChunkRows contacts

@@ -44,8 +44,12 @@ func (db *DB) CreateWorkflow(ctx context.Context, orgID int64, name string, defi
 		if taken > 0 {
 			return workflowNameConflict(name)
 		}
-		// Counted in the writer's transaction: concurrent creates cannot
-		// both take the last place.
+		// Counted in the writer's transaction, after the organization's
+		// lock: concurrent creates (on any node) cannot both take the last
+		// place.
+		if err := lockOrganization(ctx, q, orgID); err != nil {
+			return err
+		}
 		n, err := q.CountWorkflows(ctx, orgID)
 		if err != nil {
 			return fmt.Errorf("count workflows: %w", err)

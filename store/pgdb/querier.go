@@ -157,6 +157,10 @@ type Querier interface {
 	// Of the sessions ids, those not expired at now whose key is not revoked
 	// (an event stream's credential check; the conditions of GetConsoleSession).
 	LiveConsoleSessionIDs(ctx context.Context, arg LiveConsoleSessionIDsParams) ([]int64, error)
+	// Serializes the organization's limit-checked writes (count, then insert)
+	// across nodes: the row lock is held until the transaction ends, so a
+	// second writer counts after the first committed.
+	LockOrganization(ctx context.Context, id int64) (int64, error)
 	LogsAfterID(ctx context.Context, arg LogsAfterIDParams) ([]CampaignLog, error)
 	MarkAttemptPlaced(ctx context.Context, arg MarkAttemptPlacedParams) (int64, error)
 	// The place request's answer was lost (a 5xx, a timeout, a reset after

@@ -131,7 +131,7 @@ func (q *Queries) LogsAfterID(ctx context.Context, arg LogsAfterIDParams) ([]Cam
 }
 
 const recentLogs = `-- name: RecentLogs :many
-SELECT id, campaign_id, ts, level, event, message, details FROM (SELECT id, campaign_id, ts, level, event, message, details FROM campaign_logs l WHERE l.campaign_id = ?1 ORDER BY l.id DESC LIMIT 50) ORDER BY id
+SELECT id, campaign_id, ts, level, event, message, details FROM (SELECT id, campaign_id, ts, level, event, message, details FROM campaign_logs l WHERE l.campaign_id = ?1 ORDER BY l.id DESC LIMIT 50) recent ORDER BY id
 `
 
 func (q *Queries) RecentLogs(ctx context.Context, campaignID int64) ([]CampaignLog, error) {

@@ -291,6 +291,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.liveConsoleSessionIDsStmt, err = db.PrepareContext(ctx, liveConsoleSessionIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query LiveConsoleSessionIDs: %w", err)
 	}
+	if q.lockOrganizationStmt, err = db.PrepareContext(ctx, lockOrganization); err != nil {
+		return nil, fmt.Errorf("error preparing query LockOrganization: %w", err)
+	}
 	if q.logsAfterIDStmt, err = db.PrepareContext(ctx, logsAfterID); err != nil {
 		return nil, fmt.Errorf("error preparing query LogsAfterID: %w", err)
 	}
@@ -930,6 +933,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing liveConsoleSessionIDsStmt: %w", cerr)
 		}
 	}
+	if q.lockOrganizationStmt != nil {
+		if cerr := q.lockOrganizationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing lockOrganizationStmt: %w", cerr)
+		}
+	}
 	if q.logsAfterIDStmt != nil {
 		if cerr := q.logsAfterIDStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing logsAfterIDStmt: %w", cerr)
@@ -1373,6 +1381,7 @@ type Queries struct {
 	listWorkflowsStmt                       *sql.Stmt
 	liveAPIKeyIDsStmt                       *sql.Stmt
 	liveConsoleSessionIDsStmt               *sql.Stmt
+	lockOrganizationStmt                    *sql.Stmt
 	logsAfterIDStmt                         *sql.Stmt
 	markAttemptPlacedStmt                   *sql.Stmt
 	markAttemptUnconfirmedStmt              *sql.Stmt
@@ -1531,6 +1540,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listWorkflowsStmt:                       q.listWorkflowsStmt,
 		liveAPIKeyIDsStmt:                       q.liveAPIKeyIDsStmt,
 		liveConsoleSessionIDsStmt:               q.liveConsoleSessionIDsStmt,
+		lockOrganizationStmt:                    q.lockOrganizationStmt,
 		logsAfterIDStmt:                         q.logsAfterIDStmt,
 		markAttemptPlacedStmt:                   q.markAttemptPlacedStmt,
 		markAttemptUnconfirmedStmt:              q.markAttemptUnconfirmedStmt,

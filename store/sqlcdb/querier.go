@@ -156,6 +156,9 @@ type Querier interface {
 	// Of the sessions ids, those not expired at now whose key is not revoked
 	// (an event stream's credential check; the conditions of GetConsoleSession).
 	LiveConsoleSessionIDs(ctx context.Context, arg LiveConsoleSessionIDsParams) ([]int64, error)
+	// Serializes the organization's limit-checked writes (count, then insert)
+	// on PostgreSQL; SQLite's single writer serializes every write already.
+	LockOrganization(ctx context.Context, id int64) (int64, error)
 	LogsAfterID(ctx context.Context, arg LogsAfterIDParams) ([]CampaignLog, error)
 	MarkAttemptPlaced(ctx context.Context, arg MarkAttemptPlacedParams) (int64, error)
 	// The place request's answer was lost (a 5xx, a timeout, a reset after

@@ -11,7 +11,7 @@ import (
 
 const addZoneContacts = `-- name: AddZoneContacts :exec
 INSERT INTO campaign_zones (campaign_id, timezone, contacts) VALUES (?1, ?2, ?3)
-ON CONFLICT (campaign_id, timezone) DO UPDATE SET contacts = contacts + excluded.contacts
+ON CONFLICT (campaign_id, timezone) DO UPDATE SET contacts = campaign_zones.contacts + excluded.contacts
 `
 
 type AddZoneContactsParams struct {
@@ -31,8 +31,8 @@ const noteZonesQueued = `-- name: NoteZonesQueued :exec
 INSERT INTO campaign_zones (campaign_id, timezone, contacts, queued)
 SELECT c.campaign_id, c.timezone, 0, count(*)
 FROM contacts c WHERE c.campaign_id = ?1 AND c.row_number > ?2 AND c.row_number <= ?3
-GROUP BY c.timezone
-ON CONFLICT (campaign_id, timezone) DO UPDATE SET queued = queued + excluded.queued
+GROUP BY c.campaign_id, c.timezone
+ON CONFLICT (campaign_id, timezone) DO UPDATE SET queued = campaign_zones.queued + excluded.queued
 `
 
 type NoteZonesQueuedParams struct {
