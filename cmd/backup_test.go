@@ -84,7 +84,11 @@ func TestBackupDuringCampaign(t *testing.T) {
 		return nil
 	})
 
-	env := serviceEnv(sim.URL())
+	// One node name for the service and its restore (as on the same host
+	// and port): the copy holds the campaign's lease under the name of the
+	// node that was dialing it, which a restore under another name waits
+	// out (--lease-ttl, API.md 16) before it dials.
+	env := append(serviceEnv(sim.URL()), "OUTDIAL_NODE_NAME=backup-test-node")
 	key := apiKey(t, bin, dir, env)
 	first := startService(t, bin, dir, addr, env, "first")
 	c := &apiClient{t: t, base: "http://" + addr, key: key}
