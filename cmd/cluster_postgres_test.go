@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -138,16 +139,18 @@ func TestMigrateOnPostgres(t *testing.T) {
 	}
 	last := all[len(all)-1]
 	out, errOut, err := run(t, "migrate", "--dry-run", "--database-url", u)
-	if err != nil || !strings.Contains(out, redactURL(u)+" is at schema version 0;") || !strings.Contains(out, last.Name) {
-		t.Fatalf("migrate --dry-run = %v:\n%s", err, out)
+	wantDry := fmt.Sprintf("%s is at schema version 0; %d migrations pending (to version %d):\n", redactURL(u), len(all), last.Version)
+	if err != nil || !strings.HasPrefix(out, wantDry) || !strings.Contains(out, fmt.Sprintf("%d\t%s\n", last.Version, last.Name)) {
+		t.Fatalf("migrate --dry-run = %v:\n%s\nwant it to start with %q", err, out, wantDry)
 	}
 	noPassword(t, pw, out+errOut)
 	if current, pending, err := store.PendingMigrations(context.Background(), u); err != nil || current != 0 || len(pending) != len(all) {
 		t.Fatalf("after the dry run: version %d, %d pending, %v; want 0 and %d (nothing written)", current, len(pending), err, len(all))
 	}
 	out, errOut, err = run(t, "migrate", "--database-url", u)
-	if err != nil || !strings.Contains(out, "applied "+last.Name[:4]) && !strings.Contains(out, last.Name) {
-		t.Fatalf("migrate = %v:\n%s", err, out)
+	wantApplied := fmt.Sprintf("applied %d\t%s\n%s is at schema version %d\n", last.Version, last.Name, redactURL(u), last.Version)
+	if err != nil || !strings.HasSuffix(out, wantApplied) {
+		t.Fatalf("migrate = %v:\n%s\nwant it to end with %q", err, out, wantApplied)
 	}
 	noPassword(t, pw, out+errOut)
 	if current, pending, err := store.PendingMigrations(context.Background(), u); err != nil || current != last.Version || len(pending) != 0 {

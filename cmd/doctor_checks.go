@@ -65,7 +65,7 @@ func (d *doctor) checkDatabase(ctx context.Context) *store.DB {
 		return nil
 	case len(pending) > 0:
 		d.line("FIX", "database", "%s is at schema version %d, this outdial's is %d: %d migration(s) pending (outdial migrate %s applies them; serve does at start)",
-			name, current, store.SupportedSchemaVersion(), len(pending), migrateFlags)
+			name, current, pending[len(pending)-1].Version, len(pending), migrateFlags)
 		return nil
 	}
 	keyPath := filepath.Join(dir, "secret.key")

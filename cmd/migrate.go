@@ -96,11 +96,13 @@ func runMigrate(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	supported := store.SupportedSchemaVersion()
 	if len(pending) == 0 {
 		fmt.Fprintf(out, "%s is at schema version %d: no migration pending\n", m.Describe(), current)
 		return nil
 	}
+	// The version the last migration reaches: this binary's for the
+	// database's engine (SQLite and PostgreSQL number theirs apart).
+	supported := pending[len(pending)-1].Version
 	if dry {
 		fmt.Fprintf(out, "%s is at schema version %d; %d migrations pending (to version %d):\n", m.Describe(), current, len(pending), supported)
 		for _, p := range pending {
