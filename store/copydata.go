@@ -27,8 +27,12 @@ type NotEmptyError struct {
 }
 
 func (e *NotEmptyError) Error() string {
+	names := strings.Join(e.Tables, ", ")
+	if n := len(e.Tables); n > 4 {
+		names = fmt.Sprintf("%s and %d more", strings.Join(e.Tables[:4], ", "), n-4)
+	}
 	return fmt.Sprintf("the database already holds outdial's tables (%s): copy-data copies only into an empty database (create a new one, or drop these tables)",
-		strings.Join(e.Tables, ", "))
+		names)
 }
 
 // Is makes errors.Is(err, ErrNotEmpty) true.
