@@ -146,7 +146,7 @@ func copyKeys(from string) (store.CopyOptions, string, error) {
 // printTableCopy prints a progress line of the copy.
 func printTableCopy(out io.Writer, p store.TableCopy) {
 	if p.Done {
-		fmt.Fprintf(out, "copied %-26s %10d rows in %6.1f s\n", p.Table, p.Rows, p.Elapsed.Seconds())
+		fmt.Fprintf(out, "copied %-26s %10d rows in %6.1f s (keys and indexes %.1f s)\n", p.Table, p.Rows, p.Elapsed.Seconds(), p.Keys.Seconds())
 		return
 	}
 	fmt.Fprintf(out, "  %s: %d rows so far, %.1f s\n", p.Table, p.Rows, p.Elapsed.Seconds())

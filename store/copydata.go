@@ -82,6 +82,10 @@ type TableCopy struct {
 	Rows int64
 	// Elapsed since the table's copy began.
 	Elapsed time.Duration
+	// Keys is the part of Elapsed spent making the table's keys and
+	// indexes and checking its foreign keys, once its rows are in (set
+	// when Done).
+	Keys time.Duration
 	// Done is set on the table's last report.
 	Done bool
 }
@@ -128,9 +132,11 @@ type CopyReport struct {
 // (the PostgreSQL migrations, recorded in outdial_schema as Migrate
 // records them), checks that both schemas have the same tables and
 // columns, streams each table's rows with COPY, referenced tables first,
-// and sets each identity's next value past both the largest id copied and
-// the largest SQLite ever handed out (sqlite_sequence: ids of deleted rows
-// are never reused), then analyzes the tables. Any failure, ctx's
+// into the table without its keys and indexes, which are made once its rows
+// are in (copydata_keys.go), and sets each identity's next value past both
+// the largest id copied and the largest SQLite ever handed out
+// (sqlite_sequence: ids of deleted rows are never reused), then analyzes
+// the tables. Any failure, ctx's
 // cancellation included, rolls it all back: the database is left as it
 // was, empty. Memory does not grow with the tables' sizes: rows are
 // streamed, never buffered.

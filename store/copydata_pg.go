@@ -24,7 +24,8 @@ type copier struct {
 	src      *source
 	opts     CopyOptions
 	report   *CopyReport
-	resealed map[int64][]byte // telephony_configs.credentials to write instead, by id
+	resealed map[int64][]byte    // telephony_configs.credentials to write instead, by id
+	keys     map[string][]string // per table, what makes its keys and indexes (deferKeys)
 }
 
 // pgColumn is a destination column.
@@ -37,8 +38,9 @@ type pgColumn struct {
 const currentSchemaOID = "(SELECT oid FROM pg_namespace WHERE nspname = current_schema())"
 
 // run is the destination's transaction: refuse a non-empty database,
-// create the schema, compare it with the source's, copy every table in
-// foreign-key order, set the identities, analyze.
+// create the schema, compare it with the source's, defer its keys and
+// indexes, copy every table in foreign-key order (then make its keys and
+// indexes and set its identities), analyze.
 func (c *copier) run(tx pgx.Tx) error {
 	c.tx = tx
 	ctx := c.ctx
@@ -86,6 +88,9 @@ func (c *copier) run(tx pgx.Tx) error {
 	}
 	order, err := c.fkOrder(ours)
 	if err != nil {
+		return err
+	}
+	if c.keys, err = c.deferKeys(ours); err != nil {
 		return err
 	}
 	seqs, err := c.src.sequences(ctx)
@@ -227,8 +232,9 @@ func sameNames(what, table string, src, dst []string) error {
 }
 
 // copyTable streams table's rows from the source snapshot into the
-// destination with COPY, checks their count, and moves its identity
-// columns' sequences past the largest id copied and seq (sqlite_sequence).
+// destination with COPY, checks their count, makes the table's keys and
+// indexes (deferKeys), and moves its identity columns' sequences past the
+// largest id copied and seq (sqlite_sequence).
 func (c *copier) copyTable(table string, seq int64) error {
 	ctx, start := c.ctx, time.Now()
 	cols, err := c.columns(table)
@@ -316,6 +322,13 @@ func (c *copier) copyTable(table string, seq int64) error {
 	if copied != want || n != want {
 		return fmt.Errorf("copy %s: %d rows copied, the source holds %d", table, copied, want)
 	}
+	keysStart := time.Now()
+	for _, stmt := range c.keys[table] {
+		if _, err := c.tx.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("copy %s: %s: %w", table, stmt, err)
+		}
+	}
+	keys := time.Since(keysStart)
 	for _, col := range cols {
 		if col.identity {
 			if err := c.setIdentity(table, col.name, seq); err != nil {
@@ -323,7 +336,7 @@ func (c *copier) copyTable(table string, seq int64) error {
 			}
 		}
 	}
-	done := TableCopy{Table: table, Rows: copied, Elapsed: time.Since(start), Done: true}
+	done := TableCopy{Table: table, Rows: copied, Elapsed: time.Since(start), Keys: keys, Done: true}
 	c.report.Tables = append(c.report.Tables, done)
 	c.report.Rows += copied
 	if c.opts.Progress != nil {

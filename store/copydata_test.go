@@ -216,12 +216,16 @@ func pgTables(t *testing.T, raw *sql.DB) []string {
 	return queryStrings(t, raw, `SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename`)
 }
 
-// pgSchema describes the destination's tables, columns and indexes.
+// pgSchema describes the destination's tables, columns, indexes and
+// constraints.
 func pgSchema(t *testing.T, raw *sql.DB) []string {
 	t.Helper()
 	return queryStrings(t, raw, `SELECT table_name || '.' || column_name || ' ' || data_type || ' ' || is_nullable || ' ' ||
        COALESCE(column_default, '') || ' ' || is_identity FROM information_schema.columns WHERE table_schema = current_schema()
-UNION ALL SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() ORDER BY 1`)
+UNION ALL SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema()
+UNION ALL SELECT t.relname || ' ' || k.conname || ' ' || pg_get_constraintdef(k.oid) || ' ' || k.convalidated
+  FROM pg_constraint k JOIN pg_class t ON t.oid = k.conrelid JOIN pg_namespace n ON n.oid = t.relnamespace
+  WHERE n.nspname = current_schema() ORDER BY 1`)
 }
 
 func queryStrings(t *testing.T, raw *sql.DB, query string, args ...any) []string {
