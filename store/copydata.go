@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // ErrNotEmpty is matched (errors.Is) by every *NotEmptyError.
@@ -167,11 +168,13 @@ func CopyData(ctx context.Context, fromPath, toURL string, opts CopyOptions) (*C
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := pgx.ParseConfig(toURL)
+	// Parsed as the nodes' pool parses it, so that the URL they use (with
+	// pool_max_conns, say) works here too; one connection is enough.
+	cfg, err := pgxpool.ParseConfig(toURL)
 	if err != nil {
 		return nil, fmt.Errorf("database URL: %w", redactURLError(err))
 	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
 	if err != nil {
 		return nil, fmt.Errorf("connect to database: %w", err)
 	}

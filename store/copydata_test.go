@@ -299,7 +299,12 @@ func TestCopyData(t *testing.T) {
 	dest := testdb.Location(t)
 	sealer := sealerOf(t, src.key)
 	var progress []store.TableCopy
-	report, err := store.CopyData(ctx, src.path, dest, store.CopyOptions{Sealer: sealer,
+	// The URL as the nodes may give it, with a setting of their pool.
+	withPool := dest + "?pool_max_conns=4"
+	if strings.Contains(dest, "?") {
+		withPool = dest + "&pool_max_conns=4"
+	}
+	report, err := store.CopyData(ctx, src.path, withPool, store.CopyOptions{Sealer: sealer,
 		Progress: func(p store.TableCopy) { progress = append(progress, p) }})
 	if err != nil {
 		t.Fatalf("copy data: %v", err)
