@@ -81,11 +81,11 @@ func runCopyData(c *cobra.Command, _ []string) error {
 	report, err := store.CopyData(ctx, dbPath, url, opts)
 	var old *store.SourceSchemaError
 	if errors.As(err, &old) {
-		return fmt.Errorf("copy-data: %s is at schema version %d, this outdial's is %d: run outdial migrate --data %s first, then copy again",
+		return fmt.Errorf("copy data: %s is at schema version %d, this outdial's is %d: run outdial migrate --data %s first, then copy again",
 			dbPath, old.Version, old.Supported, from)
 	}
 	if err != nil {
-		return fmt.Errorf("copy-data: %w", err)
+		return err // "copy data: …"
 	}
 	fmt.Fprintf(out, "copied %d rows of %d tables in %.1f s; %s is at schema version %d\n",
 		report.Rows, len(report.Tables), report.Elapsed.Seconds(), redactURL(url), report.SchemaVersion)

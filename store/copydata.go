@@ -137,22 +137,30 @@ type CopyReport struct {
 // are in (copydata_keys.go), and sets each identity's next value past both
 // the largest id copied and the largest SQLite ever handed out
 // (sqlite_sequence: ids of deleted rows are never reused), then analyzes
-// the tables. Any failure, ctx's
-// cancellation included, rolls it all back: the database is left as it
-// was, empty. Memory does not grow with the tables' sizes: rows are
-// streamed, never buffered.
+// the tables. Any failure, ctx's cancellation included, rolls it all back:
+// the database is left as it was, empty. Memory does not grow with the
+// tables' sizes: rows are streamed, never buffered.
 func CopyData(ctx context.Context, fromPath, toURL string, opts CopyOptions) (*CopyReport, error) {
+	report, err := copyData(ctx, fromPath, toURL, opts)
+	if err != nil {
+		return nil, fmt.Errorf("copy data: %w", err)
+	}
+	return report, nil
+}
+
+// copyData is CopyData, its errors not yet prefixed.
+func copyData(ctx context.Context, fromPath, toURL string, opts CopyOptions) (*CopyReport, error) {
 	start := time.Now()
 	if opts.Sealer == nil {
-		return nil, errors.New("copy data: no key for the destination's credentials")
+		return nil, errors.New("no key for the destination's credentials")
 	}
 	if !IsDatabaseURL(toURL) {
-		return nil, errors.New("copy data: the destination must be a PostgreSQL URL (postgres://USER:PASS@HOST:PORT/DB?sslmode=...)")
+		return nil, errors.New("the destination must be a PostgreSQL URL (postgres://USER:PASS@HOST:PORT/DB?sslmode=...)")
 	}
 	if st, err := os.Stat(fromPath); err != nil {
-		return nil, fmt.Errorf("copy data: no database to copy: %w", err)
+		return nil, fmt.Errorf("no database to copy: %w", err)
 	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("copy data: %s is not a database file", fromPath)
+		return nil, fmt.Errorf("%s is not a database file", fromPath)
 	}
 	if err := checkSourceVersion(ctx, fromPath); err != nil {
 		return nil, err
@@ -336,7 +344,7 @@ func (s *source) checkCredentials(ctx context.Context, opts CopyOptions, report 
 		if opts.SourceSealer != nil {
 			opens = "open with neither the cluster's key nor the data directory's"
 		}
-		return nil, fmt.Errorf("copy data: the credentials of telephony configuration %d (organization %d) %s: nothing was copied",
+		return nil, fmt.Errorf("the credentials of telephony configuration %d (organization %d) %s: nothing was copied",
 			id, org, opens)
 	}
 	if err := rows.Err(); err != nil {

@@ -47,7 +47,7 @@ func (c *copier) run(tx pgx.Tx) error {
 	// No server-side limit on this transaction's statements (a COPY of
 	// millions of rows); SET LOCAL ends with the transaction.
 	if _, err := tx.Exec(ctx, "SET LOCAL statement_timeout = 0"); err != nil {
-		return fmt.Errorf("copy data: %w", err)
+		return fmt.Errorf("set statement_timeout: %w", err)
 	}
 	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(pgMigrationLock)); err != nil {
 		return fmt.Errorf("lock migrations: %w", err)
@@ -181,7 +181,7 @@ WHERE k.contype = 'f' AND t.relnamespace = `+currentSchemaOID)
 			}
 		}
 		if next == "" {
-			return nil, fmt.Errorf("copy data: the tables' foreign keys form a cycle")
+			return nil, fmt.Errorf("the tables' foreign keys form a cycle")
 		}
 		done[next] = true
 		order = append(order, next)
@@ -227,7 +227,7 @@ func sameNames(what, table string, src, dst []string) error {
 	if table != "" {
 		what += " of " + table
 	}
-	return fmt.Errorf("copy data: the two schemas' %s differ: only in the source [%s], only in PostgreSQL [%s]",
+	return fmt.Errorf("the two schemas' %s differ: only in the source [%s], only in PostgreSQL [%s]",
 		what, strings.Join(onlySrc, ", "), strings.Join(onlyDst, ", "))
 }
 
@@ -252,7 +252,7 @@ func (c *copier) copyTable(table string, seq int64) error {
 	for i, col := range cols {
 		names[i], quoted[i] = col.name, pgx.Identifier{col.name}.Sanitize()
 		if convs[i], err = converter(col.dataType); err != nil {
-			return fmt.Errorf("copy data: column %s of %s: %w", col.name, table, err)
+			return fmt.Errorf("column %s of %s: %w", col.name, table, err)
 		}
 		switch col.name {
 		case "id":
@@ -297,7 +297,7 @@ func (c *copier) copyTable(table string, seq int64) error {
 				if idCol >= 0 {
 					where = fmt.Sprintf("id %v", vals[idCol])
 				}
-				return nil, fmt.Errorf("copy data: %s %s, column %s: %w", table, where, names[i], err)
+				return nil, fmt.Errorf("%s %s, column %s: %w", table, where, names[i], err)
 			}
 		}
 		if credCol >= 0 && idCol >= 0 {
