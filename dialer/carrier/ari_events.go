@@ -170,11 +170,11 @@ func (a *ari) awaitEvents(ctx context.Context) error {
 	a.mu.Unlock()
 	for {
 		a.mu.Lock()
-		connected, changed := a.evConnected, a.evChanged
+		connected, changed := a.evConnected || a.elsewhere, a.evChanged
 		refusedNow := a.evRefused && a.evRefusedDial > since
 		a.mu.Unlock()
 		if connected {
-			return nil
+			return nil // ours, or another process's (SharedEventSource)
 		}
 		if refusedNow {
 			return &Error{Kind: AuthFailed, HTTPStatus: http.StatusUnauthorized,

@@ -218,6 +218,24 @@ type EventSource interface {
 	Events(ctx context.Context, sink EventSink)
 }
 
+// SharedEventSource is an EventSource whose stream only one process at a
+// time may hold: Asterisk hands an ARI application's events to one
+// websocket only, so two processes opening it would take it from each
+// other. When several processes share the database the engine runs Events
+// only on the one holding the configuration's stream lease; on the others
+// it calls EventsElsewhere(true) instead (never while Events runs), and
+// EventsElsewhere(false) before this carrier runs Events itself.
+//
+// While elsewhere, Place does not wait for a stream of the carrier's own
+// and the carrier follows none of the calls it places or looks up: the
+// holder's stream follows every call of the configuration whichever
+// process placed it (it learns of them from their events and, after every
+// connect, from EventSink.InFlight), and applies each outcome once.
+type SharedEventSource interface {
+	EventSource
+	EventsElsewhere(elsewhere bool)
+}
+
 // CallIDDeriver is implemented by carriers whose call id is chosen by us
 // from the attempt id (ARI's channelId). After a crash an attempt left
 // dialing is looked up by CallID instead of ending unknown blindly: a call
