@@ -97,8 +97,8 @@ type ari struct {
 	// (SharedEventSource; ari_shared.go): calls are neither awaited nor
 	// followed here.
 	elsewhere bool
-	sinkC                  context.Context // Events' context, for late work
-	work                   sync.WaitGroup  // answers, clean-ups and timers under way
+	sinkC     context.Context // Events' context, for late work
+	work      sync.WaitGroup  // answers, clean-ups and timers under way
 }
 
 // newARI binds an ARI configuration's credentials (ari_endpoint, app_name,
