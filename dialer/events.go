@@ -21,7 +21,7 @@ func (e *Engine) startEventsLocked(configID int64, c carrier.Carrier) context.Ca
 	e.events.Add(1)
 	go func() {
 		defer e.events.Done()
-		src.Events(ctx, eventSink{e: e, configID: configID})
+		e.runEvents(ctx, configID, src) // streams.go
 	}()
 	return cancel
 }
