@@ -357,7 +357,10 @@ func (a *ari) Query(ctx context.Context, providerCallID string) (Status, error) 
 	elsewhere := a.elsewhere
 	a.mu.Unlock()
 	if own, attemptID, role := a.classify(providerCallID); role == ariOwn && !elsewhere {
-		a.follow(own, attemptID, strings.HasPrefix(ch.Name, "Local/"))
+		c := a.follow(own, attemptID, strings.HasPrefix(ch.Name, "Local/"))
+		a.mu.Lock()
+		c.placingElsewhere = false // it exists
+		a.mu.Unlock()
 		if st.Answered {
 			a.takeOver(ctx, own)
 		}

@@ -208,6 +208,10 @@ type EventSink interface {
 type FollowedCall struct {
 	AttemptID int64
 	Answered  bool
+	// Placing: its placement is under way, by another process (see
+	// SharedEventSource): its channel may not exist yet, so the source
+	// does not conclude from a lookup that it ended; its events follow it.
+	Placing bool
 }
 
 // EventSource is implemented by carriers whose status events come over a

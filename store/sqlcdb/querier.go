@@ -102,9 +102,11 @@ type Querier interface {
 	// be recorded becomes 'deleting', invisible at once and purged in chunks.
 	HideCampaign(ctx context.Context, arg HideCampaignParams) (int64, error)
 	// The attempts placed through a configuration whose outcome is still to be
-	// recorded: what its event stream must follow. Not those still dialing:
-	// their placement is under way (the carrier follows them itself) or was
-	// interrupted by a crash (Engine.Start settles them).
+	// recorded: what its event stream must follow. Those still dialing are
+	// marked: their placement is under way (on this node the carrier follows
+	// them itself; on another node sharing the database, the stream must
+	// follow them too) or was interrupted by a crash (Engine.Start settles
+	// them).
 	InFlightAttemptIDsForConfig(ctx context.Context, telephonyConfigurationID int64) ([]InFlightAttemptIDsForConfigRow, error)
 	InsertAttempt(ctx context.Context, arg InsertAttemptParams) (int64, error)
 	InsertCampaign(ctx context.Context, arg InsertCampaignParams) (int64, error)
