@@ -246,6 +246,11 @@ func (e *Engine) renew(ctx context.Context) {
 	for _, id := range gone {
 		e.lost(id)
 	}
+	// A lease kept for calls in flight after its runner ended (a paused
+	// campaign) goes back once they are over, wherever they ended.
+	for id := range gens {
+		e.releaseIfIdle(ctx, id)
+	}
 	// Slots freed by statuses other nodes applied are counted again.
 	e.recountAll()
 }
@@ -333,6 +338,8 @@ func (e *Engine) noted(ctx context.Context, payload string) {
 		r.poke(true)
 	case kind == noteReleased:
 		e.wake(id)
+	default:
+		e.releaseIfIdle(ctx, id)
 	}
 }
 
@@ -353,4 +360,17 @@ func (e *Engine) hasRunner(id int64) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.runners[id] != nil
+}
+
+// releaseIfIdle hands campaign id's lease back when no runner of this node
+// dials it and the database has none of its calls dialing or in flight
+// (the count of record: statuses other nodes applied are in it): another
+// node may take the campaign when it runs again, and dialed_by is null.
+func (e *Engine) releaseIfIdle(ctx context.Context, id int64) {
+	if e.hasRunner(id) || e.lease(id).Node == "" {
+		return
+	}
+	if n, err := e.db.CountActiveAttempts(ctx, id); err == nil && n == 0 {
+		e.release(ctx, id)
+	}
 }

@@ -108,6 +108,12 @@ func (r *runner) run(ctx context.Context) {
 		l, ok = r.e.acquire(ctx, r.id)
 	}
 	r.lease = l
+	// The campaign's slots as the database has them: a count this node
+	// kept while another node dialed it (statuses it applied) means
+	// nothing now.
+	if err := r.e.recount(ctx, r.id, r.cs); err != nil {
+		r.recount.Store(true)
+	}
 	if d, err := r.e.db.NextDeadline(ctx, r.id); err == nil {
 		r.setDeadline(d)
 	}
@@ -119,11 +125,7 @@ func (r *runner) run(ctx context.Context) {
 		if finished {
 			if r.exit(ctx) {
 				r.e.watchDeadline(ctx, r.id)
-				if r.cs.inUse() <= 0 && !r.e.hasRunner(r.id) {
-					// Nothing left to watch: another node may take the
-					// campaign when it runs again.
-					r.e.release(ctx, r.id)
-				}
+				r.e.releaseIfIdle(ctx, r.id)
 				return
 			}
 			continue

@@ -166,9 +166,16 @@ func (db *DB) commitBatch(live []batchOp) {
 		}
 	}
 	// Alone, or the batch failed (rolled back): each operation in its own
-	// transaction, so each gets its own result.
+	// transaction, so each gets its own result. One that another node's
+	// transaction deadlocked with (PostgreSQL: a status's campaign counters
+	// against a placement's attempt row) is run again: an operation may run
+	// more than once (inBatch).
 	for _, op := range live {
-		op.done <- db.inTx(op.ctx, op.fn)
+		err := db.inTx(op.ctx, op.fn)
+		for try := 1; try < 4 && db.eng.isRetryable(err); try++ {
+			err = db.inTx(op.ctx, op.fn)
+		}
+		op.done <- err
 	}
 }
 

@@ -44,6 +44,10 @@ type engine interface {
 	ping(ctx context.Context) error
 	// isUniqueViolation reports whether err is a unique constraint's.
 	isUniqueViolation(err error) bool
+	// isRetryable reports whether err ended a transaction that may
+	// succeed when run again (PostgreSQL: a deadlock, a serialization
+	// failure); SQLite's single writer has none.
+	isRetryable(err error) bool
 	// close closes every connection.
 	close() error
 }

@@ -157,6 +157,9 @@ func (e *sqliteEngine) ping(ctx context.Context) error {
 	return nil
 }
 
+// isRetryable is false: one writer, no deadlock between transactions.
+func (e *sqliteEngine) isRetryable(error) bool { return false }
+
 // isUniqueViolation reports whether err is SQLite's UNIQUE constraint error.
 func (e *sqliteEngine) isUniqueViolation(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
