@@ -70,6 +70,8 @@ type harnessOptions struct {
 	newCarrier       func(provider string, creds map[string]any, opts carrier.Options) (carrier.Carrier, error)
 	metrics          *metrics.Metrics
 	sqlite           bool
+	leaseTTL         time.Duration
+	mono             func() time.Time
 }
 
 // harnessOption changes harnessOptions.
@@ -226,7 +228,7 @@ func (h *harness) startEngine() {
 	h.eng = dialer.New(dialer.Config{DB: h.db, PublicURL: h.public, TokenKey: []byte("test-token-key"),
 		MaxCallSeconds: h.opts.maxCallSeconds, NewCarrier: h.opts.newCarrier,
 		Carriers: carrier.Options{BaseURLs: map[string]string{h.prov.Provider(): h.prov.BaseURL()}, HTTPClient: h.opts.client},
-		Now:      h.clock.Now, Metrics: h.opts.metrics})
+		Now:      h.clock.Now, Metrics: h.opts.metrics, Node: "node-a", LeaseTTL: h.opts.leaseTTL, Mono: h.opts.mono})
 	var api http.Handler = web.New(web.Config{DB: h.db, Dialer: h.eng, PublicURL: h.public})
 	h.handler.Store(&api)
 	if err := h.eng.Start(ctx); err != nil {

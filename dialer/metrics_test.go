@@ -202,6 +202,11 @@ func TestMetricsOfProviderRefusals(t *testing.T) {
 	h.waitFor("the trip counted", func() bool {
 		return value(scrape(t, srv.URL), "outdial_breaker_trips_total", nil) == 1
 	})
+	// The outcome that tripped the breaker is counted once its status is
+	// applied, which may finish after the trip (a slower database).
+	h.waitFor("the failed outcomes counted", func() bool {
+		return value(scrape(t, srv.URL), "outdial_call_outcomes_total", map[string]string{"provider": "twilio", "outcome": "failed"}) >= 3
+	})
 	fams := scrape(t, srv.URL)
 	twilio := map[string]string{"provider": "twilio"}
 	if got := value(fams, "outdial_provider_rate_limited_total", twilio); got != 1 {

@@ -251,6 +251,11 @@ func (r *runner) step(ctx context.Context) (time.Time, bool) {
 	if free <= 0 {
 		return r.deadline(), false
 	}
+	if !r.e.leaseValid(r.lease) {
+		// Nothing is claimed that could not be sent: the next renewal
+		// pokes the runner (or finds the lease lost and halts it).
+		return earliest(now.Add(r.e.leaseTTL()/3), r.deadline()), false
+	}
 	if until, _ := r.e.limiter(r.c.TelephonyConfigurationID).blockedUntil(); now.Before(until) {
 		return until, false
 	}
