@@ -1,6 +1,6 @@
 package cmd_test
 
-// TestMultiNode's final checks: the campaign's attempts and report against
+// TestMultiNodeOnPostgres's final checks: the campaign's attempts and report against
 // the contacts file and against what the simulator saw.
 
 import (
@@ -105,15 +105,18 @@ func (m *mnCluster) checkOutcome(final map[string]any, paused pausedNode) {
 		}
 	}
 
-	// Concurrency, counting every node.
+	// Concurrency, counting every node: calls up together at the
+	// simulator. (Its own PeakInFlight counts a call until its final
+	// callback starts, which a paused node can hold up long after the
+	// call ended and the node that took over learnt so from the provider.)
 	peak, at := peakInFlight(calls, nil)
-	if counter := m.sim.PeakInFlight(); counter > mnConcurrency || peak > mnConcurrency {
-		t.Errorf("the simulator had %d calls in flight at once (its counter: %d), max_concurrency is %d: %s",
-			peak, counter, mnConcurrency, m.describe(at, by, attempts))
+	if peak > mnConcurrency {
+		t.Errorf("the simulator had %d calls up at once, max_concurrency is %d: %s",
+			peak, mnConcurrency, m.describe(at, by, attempts))
 	}
 	known, _ := peakInFlight(calls, unknown)
-	t.Logf("peak in flight at the simulator: %d; %d without the %d calls whose attempts ended unknown",
-		peak, known, len(unknown))
+	t.Logf("peak of calls up at the simulator: %d (%d without the %d calls whose attempts ended unknown; "+
+		"the simulator's in-flight counter, callbacks included, peaked at %d)", peak, known, len(unknown), m.sim.PeakInFlight())
 
 	// The paused node, once woken, placed nothing it had claimed.
 	for _, p := range m.dl.placed() {
@@ -129,8 +132,8 @@ func (m *mnCluster) checkOutcome(final map[string]any, paused pausedNode) {
 	}
 }
 
-// describe lists calls as "sid to (attempt, node, in flight from-to,
-// attempt's outcome)", times relative to the first call's creation.
+// describe lists calls as "sid to (attempt, node, up from-to, attempt's
+// outcome)", times relative to the first call's creation.
 func (m *mnCluster) describe(cs []twiliosim.CallRecord, by map[string]simCreate, attempts map[int64]map[string]any) string {
 	sort.Slice(cs, func(i, j int) bool { return cs[i].Created.Before(cs[j].Created) })
 	var zero time.Time
@@ -140,16 +143,16 @@ func (m *mnCluster) describe(cs []twiliosim.CallRecord, by map[string]simCreate,
 	var b strings.Builder
 	for _, c := range cs {
 		id := attemptOf(c.Form.Get("Url"))
-		left := "still"
-		if !c.LeftFlight.IsZero() {
-			left = c.LeftFlight.Sub(zero).Round(time.Millisecond).String()
+		end := "still"
+		if !c.Ended.IsZero() {
+			end = c.Ended.Sub(zero).Round(time.Millisecond).String()
 		}
 		outcome := "?"
 		if a := attempts[id]; a != nil {
 			outcome = fmt.Sprintf("%v/%v", a["outcome"], a["raw_status"])
 		}
-		fmt.Fprintf(&b, "\n  %s to %s: attempt %d by %s, in flight %v..%s, outcome %s",
-			c.SID, c.To, id, by[c.SID].node, c.Created.Sub(zero).Round(time.Millisecond), left, outcome)
+		fmt.Fprintf(&b, "\n  %s to %s: attempt %d by %s, up %v..%s, outcome %s",
+			c.SID, c.To, id, by[c.SID].node, c.Created.Sub(zero).Round(time.Millisecond), end, outcome)
 	}
 	return b.String()
 }

@@ -1,6 +1,6 @@
 package cmd_test
 
-// The pieces of TestMultiNode's cluster: the nodes (`outdial serve`
+// The pieces of TestMultiNodeOnPostgres's cluster: the nodes (`outdial serve`
 // processes on one PostgreSQL database), versitygw as their shared S3
 // store, and the round-robin load balancer in front of them that
 // --public-url names.

@@ -1,6 +1,6 @@
 package cmd_test
 
-// TestMultiNode's view of the provider: one Twilio simulator (the account
+// TestMultiNodeOnPostgres's view of the provider: one Twilio simulator (the account
 // every node dials through), reached by each node through a front of its
 // own (its OUTDIAL_TWILIO_API_URL), which records which node sent each
 // create request and when it arrived.
@@ -143,9 +143,11 @@ func (s *sniffer) Flush() {
 }
 
 // peakInFlight is the largest number of the calls (the simulator's
-// records) in flight together, [Created, LeftFlight), leaving out those
-// skip names by sid; the calls of that peak are returned. A call still in
-// flight counts until now.
+// records) up together at the provider, each from its create until it
+// ended ([Created, Ended)), leaving out those skip names by sid; the calls
+// of that peak are returned. A call not ended counts until now. The
+// service cannot learn of a call's end before it happens, so its own count
+// of calls in flight is never below this.
 func peakInFlight(calls []twiliosim.CallRecord, skip map[string]bool) (int, []twiliosim.CallRecord) {
 	type edge struct {
 		at    time.Time
@@ -158,13 +160,13 @@ func peakInFlight(calls []twiliosim.CallRecord, skip map[string]bool) (int, []tw
 		if skip[c.SID] {
 			continue
 		}
-		left := c.LeftFlight
-		if left.IsZero() {
-			left = now
+		end := c.Ended
+		if end.IsZero() {
+			end = now
 		}
-		edges = append(edges, edge{c.Created, +1, i}, edge{left, -1, i})
+		edges = append(edges, edge{c.Created, +1, i}, edge{end, -1, i})
 	}
-	// At equal times a call leaving is counted before one arriving.
+	// At equal times a call ending is counted before one starting.
 	sort.Slice(edges, func(a, b int) bool {
 		if !edges[a].at.Equal(edges[b].at) {
 			return edges[a].at.Before(edges[b].at)

@@ -49,7 +49,6 @@ type call struct {
 	q                   simkit.Queue[delivery]
 	held                []delivery // OutOfOrder callbacks held back
 	ended, inFlight     bool
-	leftFlight          time.Time // when inFlight turned false
 	final, stopped      bool
 	twiml, twimlType    string
 	answerStatus        int
@@ -250,7 +249,6 @@ func (c *call) leave() {
 		return
 	}
 	c.inFlight = false
-	c.leftFlight = time.Now()
 	c.s.counters.Update(func(st *Stats) { st.InFlight-- })
 }
 
