@@ -98,7 +98,15 @@ func (e *Engine) limiter(configID int64) *providerLimiter {
 // calls over an event stream (ARI) is rebuilt at once, so its calls in
 // flight are followed again without waiting for the next call: the new
 // stream adopts them on connecting (carrier.EventSink.InFlight).
+//
+// The other nodes sharing the database are told, and forget theirs too.
 func (e *Engine) ForgetConfig(configID int64) {
+	e.forgetConfig(configID)
+	e.notify(context.Background(), noteConfig, configID)
+}
+
+// forgetConfig is ForgetConfig on this node alone.
+func (e *Engine) forgetConfig(configID int64) {
 	e.mu.Lock()
 	cur, ok := e.carriers[configID]
 	if ok && cur.stop != nil {

@@ -261,19 +261,25 @@ func (e *Engine) adoptOrphans(ctx context.Context) {
 	}
 }
 
-// Notifications between nodes: "<kind>:<campaign id>:<node>".
+// Notifications between nodes: "<kind>:<id>:<node>[:<extra>]".
 const (
-	noteChanged  = "c" // a status applied, a pause or a PATCH: look again
-	noteReleased = "r" // a lease handed back: take it
+	noteChanged  = "c" // campaign id: a status applied, a pause or a PATCH: look again
+	noteReleased = "r" // campaign id: its lease was handed back: take it
+	noteConfig   = "f" // telephony configuration id: changed or deleted
+	noteBackoff  = "b" // telephony configuration id: its provider refused (extra: until, unix ms)
+	noteEnded    = "e" // campaign id: a call ended (extra: the EndedCall, JSON)
 )
 
 // notify tells every node (this one too, which ignores its own) that
-// campaign id changed. Errors are logged: the others look again at their
-// next renewal tick anyway.
-func (e *Engine) notify(ctx context.Context, kind string, id int64) {
-	payload := kind + ":" + strconv.FormatInt(id, 10) + ":" + e.cfg.Node
+// campaign or configuration id changed. Errors are logged: the others look
+// again at their next renewal tick anyway.
+func (e *Engine) notify(ctx context.Context, kind string, id int64, extra ...string) {
+	if !e.db.Shared() {
+		return
+	}
+	payload := strings.Join(append([]string{kind, strconv.FormatInt(id, 10), e.cfg.Node}, extra...), ":")
 	if err := e.db.Notify(context.WithoutCancel(ctx), payload); err != nil {
-		e.log.Warn("dialer: notify other nodes", slog.Int64("campaign_id", id), slog.String("error", err.Error()))
+		e.log.Warn("dialer: notify other nodes", slog.Int64("id", id), slog.String("error", err.Error()))
 	}
 }
 
@@ -285,13 +291,32 @@ func (e *Engine) noted(ctx context.Context, payload string) {
 		e.recountAll()
 		return
 	}
-	kind, rest, _ := strings.Cut(payload, ":")
-	idStr, node, _ := strings.Cut(rest, ":")
-	id, err := strconv.ParseInt(idStr, 10, 64)
-	if err != nil || node == e.cfg.Node {
+	f := strings.SplitN(payload, ":", 4)
+	if len(f) < 3 || f[2] == e.cfg.Node {
 		return
 	}
-	e.changedElsewhere(id)
+	kind, node := f[0], f[2]
+	id, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil || node == "" {
+		return
+	}
+	switch kind {
+	case noteConfig:
+		e.forgetConfig(id)
+		return
+	case noteBackoff:
+		if len(f) == 4 {
+			if ms, err := strconv.ParseInt(f[3], 10, 64); err == nil {
+				e.limiter(id).holdUntil(time.UnixMilli(ms))
+			}
+		}
+		return
+	}
+	extra := ""
+	if kind == noteEnded && len(f) == 4 {
+		extra = f[3]
+	}
+	e.changedElsewhere(id, extra)
 	e.mu.Lock()
 	r := e.runners[id]
 	e.mu.Unlock()

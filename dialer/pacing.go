@@ -91,6 +91,20 @@ func (l *providerLimiter) limited(now time.Time, retryAfter time.Duration, cause
 	return l.until
 }
 
+// holdUntil holds the configuration's campaigns until until, when later
+// than the current back-off: another node's provider refused (API.md 16:
+// the per-provider call rate is shared by all nodes).
+func (l *providerLimiter) holdUntil(until time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if until.After(l.until) {
+		l.until = until
+		if l.cause == "" {
+			l.cause = "the provider refused another node's request"
+		}
+	}
+}
+
 // succeeded resets the back-off after a request went through.
 func (l *providerLimiter) succeeded() {
 	l.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/outdial/outdial/dialer/carrier"
@@ -226,6 +227,8 @@ func (p *placing) settle(res asked) {
 		// is not an Asterisk whose events websocket cannot be made.
 		cause := backoffCause(perr)
 		until := e.limiter(c.TelephonyConfigurationID).limited(e.now(), perr.RetryAfter, cause)
+		// The provider's limit is per account: every node backs off.
+		e.notify(ctx, noteBackoff, c.TelephonyConfigurationID, strconv.FormatInt(until.UnixMilli(), 10))
 		p.notPlaced(res)
 		e.requeueWith(ctx, r, a, a.DueAt, pl.Evidence)
 		event, then := "provider_rate_limited", "; dialing slowed down"

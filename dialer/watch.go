@@ -48,7 +48,7 @@ func (e *Engine) changed(c Change) {
 	if w := e.watch.fn.Load(); w != nil {
 		(*w)(c)
 	}
-	e.noteChange(c.CampaignID)
+	e.noteChange(c.CampaignID, c.Ended)
 }
 
 // touched reports that something of campaign id changed (a counter, a log

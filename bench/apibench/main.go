@@ -4,8 +4,9 @@
 //
 //	go run ./bench/apibench -duration 10s -conns 32
 //
-// It builds the real server (real SQLite file in a temp dir, real router, real
-// API-key auth), creates 10 configurations, then loads
+// It builds the real server (real SQLite file in a temp dir, or with
+// -database-url an empty PostgreSQL database; real router, real API-key
+// auth), creates 10 configurations, then loads
 // GET /api/v1/organizations/telephony-configs and
 // GET /api/v1/organizations/telephony-configs/{id}, and finally a bare handler
 // that encodes a JSON body of the same shape. The load generator shares the
@@ -46,6 +47,7 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "load duration per target")
 	conns := flag.Int("conns", 32, "concurrent connections")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	databaseURL := flag.String("database-url", "", "an empty PostgreSQL database to use instead of a SQLite file")
 	flag.Parse()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -68,7 +70,11 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	db, err := store.Open(ctx, filepath.Join(dir, "outdial.db"), sealer)
+	location := filepath.Join(dir, "outdial.db")
+	if *databaseURL != "" {
+		location = *databaseURL
+	}
+	db, err := store.Open(ctx, location, sealer)
 	if err != nil {
 		log.Fatal(err)
 	}
