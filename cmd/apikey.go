@@ -13,6 +13,7 @@ import (
 
 func newAPIKey() *cobra.Command {
 	c := &cobra.Command{Use: "apikey", Short: "Manage API keys"}
+	addDatabaseURLFlag(c.PersistentFlags())
 	create := &cobra.Command{
 		Use:   "create",
 		Short: "Create an API key; the key is printed alone on the last line",
@@ -81,42 +82,18 @@ func newAPIKey() *cobra.Command {
 	return c
 }
 
-// withDB opens the data directory's database (creating it and the secret key
-// on first use), runs fn and closes it.
+// withDB opens the command's database (DATA/outdial.db, created with the
+// data directory and the secret key on first use, or --database-url's),
+// runs fn and closes it.
 func withDB(c *cobra.Command, fn func(context.Context, *store.DB) error) error {
-	_, dbPath, keyPath, err := dataPaths(c)
+	location, keyPath, err := databaseLocation(c, true)
 	if err != nil {
 		return err
 	}
-	db, _, err := openStore(c.Context(), dbPath, keyPath)
+	db, _, err := openStore(c.Context(), location, keyPath, false)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	return fn(c.Context(), db)
-}
-
-// openStore loads (or creates) the server secret and opens the database.
-// A database written by a newer Outdial is refused first, before the
-// secret key or anything else is written (*store.SchemaTooNewError).
-func openStore(ctx context.Context, dbPath, keyPath string) (*store.DB, *store.Sealer, error) {
-	if err := store.CheckSchema(ctx, dbPath); err != nil {
-		return nil, nil, err
-	}
-	key, err := store.LoadOrCreateKey(lookupEnv("OUTDIAL_SECRET_KEY"), keyPath)
-	if err != nil {
-		return nil, nil, err
-	}
-	sealer, err := store.NewSealer(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := createPrivate(dbPath); err != nil {
-		return nil, nil, err
-	}
-	db, err := store.Open(ctx, dbPath, sealer)
-	if err != nil {
-		return nil, nil, err
-	}
-	return db, sealer, nil
 }

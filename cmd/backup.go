@@ -29,16 +29,33 @@ directory and appears only once complete.
 The copy holds provider credentials sealed with the server secret: keep a copy
 of DATA/secret.key (or of OUTDIAL_SECRET_KEY) with it. To restore, put FILE as
 outdial.db in a new data directory with that secret.key, and start serve there.
-Uploads not yet used by a campaign (DATA/objects) are not in the database.`,
+Uploads not yet used by a campaign (DATA/objects) are not in the database.
+
+With --database-url (PostgreSQL) it copies nothing: it says to back the database
+up with pg_dump and exits with status 2.`,
 		Args: cobra.NoArgs,
 		RunE: runBackup,
 	}
 	c.Flags().String("to", "", "file to write the copy to (must not exist)")
-	_ = c.MarkFlagRequired("to")
+	addDatabaseURLFlag(c.Flags())
 	return c
 }
 
+// pgDumpHint is backup's answer on PostgreSQL (exit status 2): the database
+// server's own tool makes the consistent copy.
+const pgDumpHint = "outdial backup: the database is PostgreSQL; back it up with pg_dump (for example pg_dump --format=custom --file=FILE \"$OUTDIAL_DATABASE_URL\"; docs/api.md section 8, backup)"
+
 func runBackup(c *cobra.Command, _ []string) error {
+	// On PostgreSQL: pg_dump, whatever else is given.
+	if u, err := databaseURL(c.Flags()); err != nil {
+		return err
+	} else if u != "" {
+		return &exitError{code: 2, msg: pgDumpHint}
+	}
+	to, _ := c.Flags().GetString("to")
+	if to == "" {
+		return errors.New(`required flag(s) "to" not set`)
+	}
 	// Interrupted, the copy stops and its temporary file is removed.
 	ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -49,7 +66,6 @@ func runBackup(c *cobra.Command, _ []string) error {
 	if err := checkDataDir(dir); err != nil {
 		return err
 	}
-	to, _ := c.Flags().GetString("to")
 	// Not dataPaths: a backup must not create the data directory.
 	dbPath := filepath.Join(dir, dbFileName)
 	if _, err := os.Stat(dbPath); errors.Is(err, fs.ErrNotExist) {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -231,22 +230,6 @@ func backupCSV(t *testing.T, n int) []byte {
 		fmt.Fprintf(&b, "%s,Name%d,City%d\n", number(i), i, i%7)
 	}
 	return []byte(b.String())
-}
-
-// statusOf GETs url with the API key and returns the status.
-func statusOf(t *testing.T, url, key string) int {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("X-API-Key", key)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	return res.StatusCode
 }
 
 func copyFile(t *testing.T, from, to string) {

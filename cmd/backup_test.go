@@ -7,10 +7,11 @@ package cmd_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -83,7 +84,11 @@ func TestBackupDuringCampaign(t *testing.T) {
 		return nil
 	})
 
-	env := serviceEnv(sim.URL())
+	// One node name for the service and its restore (as on the same host
+	// and port): the copy holds the campaign's lease under the name of the
+	// node that was dialing it, which a restore under another name waits
+	// out (--lease-ttl, API.md 16) before it dials.
+	env := append(serviceEnv(sim.URL()), "OUTDIAL_NODE_NAME=backup-test-node")
 	key := apiKey(t, bin, dir, env)
 	first := startService(t, bin, dir, addr, env, "first")
 	c := &apiClient{t: t, base: "http://" + addr, key: key}
@@ -222,19 +227,24 @@ func TestBackupDuringCampaign(t *testing.T) {
 	}
 	second.stop(t)
 
-	// The same copy without the secret.key: serve creates a new key and
-	// the stored credentials cannot be opened.
+	// The same copy without the secret.key: a new key cannot open the
+	// stored credentials, so serve refuses to start (API.md 16) and leaves
+	// no key behind, for the right one to be put there.
 	keyless := filepath.Join(t.TempDir(), "keyless")
 	if err := os.Mkdir(keyless, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	copyFile(t, to, filepath.Join(keyless, "outdial.db"))
-	addr3 := freeAddr(t)
-	third := startService(t, bin, keyless, addr3, env, "keyless")
-	if status := statusOf(t, "http://"+addr3+cfgPath, key); status != http.StatusInternalServerError {
-		t.Errorf("GET the configuration without the secret.key: status %d, want 500", status)
+	third := exec.Command(bin, "serve", "--data", keyless, "--addr", freeAddr(t), "--metrics-addr", "")
+	third.Env = env
+	out, err := third.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() == 0 || !strings.Contains(string(out), "cannot decrypt what the database holds") {
+		t.Errorf("serve on the copy without its secret.key: %v, want a non-zero exit saying the secret cannot decrypt the database:\n%s", err, out)
 	}
-	third.stop(t)
+	if names := dirNames(t, keyless); !slices.Equal(names, []string{"outdial.db"}) {
+		t.Errorf("after the refusal the data directory holds %v, want only outdial.db", names)
+	}
 
 	first.stop(t)
 }

@@ -4,10 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
-
-	"github.com/spf13/cobra"
 )
 
 // createPrivate creates the database file empty with mode 0600 when it does
@@ -35,18 +32,4 @@ func checkDataDir(dir string) error {
 		return fmt.Errorf("data directory %q: the character %q is not supported in its path", dir, dir[i])
 	}
 	return nil
-}
-
-// existingDBPath is the data directory's database path, for commands that
-// must not create the directory or the file (migrate --dry-run, doctor): a
-// missing database is simply at schema version 0.
-func existingDBPath(c *cobra.Command) (string, error) {
-	dir, err := c.Flags().GetString("data")
-	if err != nil {
-		return "", err
-	}
-	if err := checkDataDir(dir); err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, dbFileName), nil
 }

@@ -90,7 +90,7 @@ func runDemo(c *cobra.Command, _ []string) error {
 	// API URLs (no OUTDIAL_*_API_URL is read).
 	carriers := carrier.Options{BaseURLs: map[string]string{carrier.Twilio: sim.url}}
 	svc, err := startService(ctx, f, serviceOptions{
-		DataDir: dir, DBPath: filepath.Join(dir, dbFileName), KeyPath: filepath.Join(dir, "secret.key"),
+		DataDir: dir, Location: filepath.Join(dir, dbFileName), KeyPath: filepath.Join(dir, "secret.key"),
 		Carriers: carriers, Log: log, LoopbackPublic: true,
 	})
 	if errors.Is(err, syscall.EADDRINUSE) {

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -26,14 +27,17 @@ var providerURLEnv = map[string]string{
 
 // buildDialer returns the campaign engine, not started, placing calls with
 // carriers (the providers' API base URLs). met receives its metrics (nil:
-// none).
-func buildDialer(f *pflag.FlagSet, db *store.DB, sealer *store.Sealer, public *url.URL, log *slog.Logger, met *metrics.Metrics, carriers carrier.Options) *dialer.Engine {
+// none). node names this node in its campaign leases, which last leaseTTL
+// without renewal (0: dialer.DefaultLeaseTTL).
+func buildDialer(f *pflag.FlagSet, db *store.DB, sealer *store.Sealer, public *url.URL, log *slog.Logger, met *metrics.Metrics,
+	carriers carrier.Options, node string, leaseTTL time.Duration) *dialer.Engine {
 	agentURL, _ := f.GetString("agent-url")
 	maxCall, _ := f.GetInt64("max-call-seconds")
 	carriers.Logger = log // the ARI events websocket's failures
 	return dialer.New(dialer.Config{
 		DB: db, Log: log, PublicURL: public.String(), TokenKey: sealer.Derive("webhook-token"),
 		AgentURL: agentURL, MaxCallSeconds: int(maxCall), Carriers: carriers, Metrics: met,
+		Node: node, LeaseTTL: leaseTTL,
 	})
 }
 

@@ -21,8 +21,10 @@ func newDoctor() *cobra.Command {
 		Short: "Check an install: database, disk, public URL, clock, provider credentials",
 		Long: `Check an install and print one line per check, starting with ok, warn or FIX:
 
-  database     DATA/outdial.db exists, opens and is at this binary's schema version
-               (newer: FIX; migrations pending: FIX, outdial migrate applies them)
+  database     DATA/outdial.db (or --database-url's PostgreSQL database) exists,
+               opens and is at this binary's schema version (newer: FIX; migrations
+               pending: FIX, outdial migrate applies them), and the server secret
+               decrypts what it holds (else FIX: serve refuses to start)
   disk         free space of the data directory's filesystem against the reserve
                (--disk-reserve-bytes, as serve: FIX below it, warn below twice it)
   public URL   <public-url>/api/v1/health answers 200 to a request from outside, as
@@ -47,7 +49,7 @@ not the secret key. Exit status 1 when a line says FIX, else 0.`,
 		},
 	}
 	f := c.Flags()
-	f.String("database-url", "", "PostgreSQL URL of the database (instead of DATA/outdial.db)")
+	addDatabaseURLFlag(f)
 	f.String("public-url", "", "base URL providers and browsers use to reach the service, as given to serve")
 	f.Int64("disk-reserve-bytes", -1, "the reserve serve keeps (-1: the smaller of 1 GiB and 5% of the filesystem; 0: none)")
 	f.Duration("timeout", 10*time.Second, "time each network check may take")

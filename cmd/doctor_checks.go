@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -34,39 +33,46 @@ const (
 	clockWarn = 2 * time.Second
 )
 
-// checkDatabase checks DATA/outdial.db (or says --database-url is not
-// supported) and returns the opened store when the database is at this
-// binary's schema and its secret key loads, else nil.
+// checkDatabase checks the database (DATA/outdial.db, or the PostgreSQL
+// database of --database-url) and returns the opened store when it is at
+// this binary's schema and its secret key loads, else nil. The store is
+// returned also when the secret does not open what it holds (a FIX line
+// says so), so that each configuration is reported by name.
 func (d *doctor) checkDatabase(ctx context.Context) *store.DB {
-	if u, _ := d.flags.GetString("database-url"); u != "" {
-		d.line("FIX", "database", "%s: PostgreSQL is not supported by this build yet (use --data)", redactURL(u))
-		return nil
-	}
 	dir, _ := d.flags.GetString("data")
-	if err := checkDataDir(dir); err != nil {
+	u, err := databaseURL(d.flags)
+	if err != nil {
 		d.line("FIX", "database", "%v", err)
 		return nil
 	}
-	path := filepath.Join(dir, dbFileName)
-	if _, err := os.Stat(path); err != nil {
-		d.line("FIX", "database", "%s: %v (is --data the service's data directory?)", path, errors.Unwrap(err))
-		return nil
+	location, name, migrateFlags := u, redactURL(u), "--database-url "+redactURL(u)
+	if u == "" {
+		if err := checkDataDir(dir); err != nil {
+			d.line("FIX", "database", "%v", err)
+			return nil
+		}
+		path := filepath.Join(dir, dbFileName)
+		if _, err := os.Stat(path); err != nil {
+			d.line("FIX", "database", "%s: %v (is --data the service's data directory?)", path, errors.Unwrap(err))
+			return nil
+		}
+		location, name, migrateFlags = path, path, "--data "+dir
 	}
-	current, pending, err := store.PendingMigrations(ctx, path)
+	current, pending, err := store.PendingMigrations(ctx, location)
 	switch {
 	case err != nil:
-		d.line("FIX", "database", "%s: %v", path, err)
+		d.line("FIX", "database", "%s: %v", name, err)
 		return nil
 	case len(pending) > 0:
-		d.line("FIX", "database", "%s is at schema version %d, this outdial's is %d: %d migration(s) pending (outdial migrate --data %s applies them; serve does at start)",
-			path, current, store.SupportedSchemaVersion(), len(pending), dir)
+		d.line("FIX", "database", "%s is at schema version %d, this outdial's is %d: %d migration(s) pending (outdial migrate %s applies them; serve does at start)",
+			name, current, pending[len(pending)-1].Version, len(pending), migrateFlags)
 		return nil
 	}
 	keyPath := filepath.Join(dir, "secret.key")
 	env := lookupEnv("OUTDIAL_SECRET_KEY")
 	if env == "" {
 		if _, err := os.Stat(keyPath); errors.Is(err, fs.ErrNotExist) {
-			d.line("FIX", "database", "%s: no secret key (%s is missing and OUTDIAL_SECRET_KEY is not set): stored credentials cannot be read", path, keyPath)
+			d.line("FIX", "database", "%s: no secret key (%s is missing and OUTDIAL_SECRET_KEY is not set): stored credentials cannot be read", name, keyPath)
 			return nil
 		}
 	}
@@ -80,7 +86,7 @@ func (d *doctor) checkDatabase(ctx context.Context) *store.DB {
 		d.line("FIX", "database", "%v", err)
 		return nil
 	}
-	db, err := store.Open(ctx, path, sealer)
+	db, err := store.Open(ctx, location, sealer)
 	if err == nil {
 		err = db.Ping(ctx)
 		if err != nil {
@@ -88,20 +94,20 @@ func (d *doctor) checkDatabase(ctx context.Context) *store.DB {
 		}
 	}
 	if err != nil {
-		d.line("FIX", "database", "%s: %v", path, err)
+		d.line("FIX", "database", "%s: %v", name, err)
 		return nil
 	}
-	d.line("ok", "database", "%s opens and is at schema version %d", path, current)
-	return db
-}
-
-// redactURL is u without its password.
-func redactURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return "the --database-url"
+	if err := db.CheckSecret(ctx); errors.Is(err, store.ErrWrongSecret) {
+		d.line("FIX", "database", "%s: %v: this host's secret is %s; serve refuses to start with it (every node sharing a database needs the secret that sealed it)",
+			name, err, secretSource(keyPath))
+		return db
+	} else if err != nil {
+		d.line("FIX", "database", "%s: %v", name, err)
+		db.Close()
+		return nil
 	}
-	return p.Redacted()
+	d.line("ok", "database", "%s opens and is at schema version %d", name, current)
+	return db
 }
 
 // checkDisk compares the data directory's free space with the reserve.

@@ -10,11 +10,13 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"database/sql"
+	"encoding/base64"
 	"encoding/json"
 	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -180,10 +182,21 @@ func TestDoctor(t *testing.T) {
 			e.dir = t.TempDir()
 			e.wantFixes = 1
 		}, []string{`^FIX  database: .*outdial\.db: no such file or directory \(is --data the service's data directory\?\)$`}},
-		{"a database URL", func(t *testing.T, e *doctorEnv) {
-			e.flags = []string{"--database-url", "postgres://outdial:pw-not-shown@db.example:5432/outdial"}
+		{"a database URL nothing answers", func(t *testing.T, e *doctorEnv) {
+			e.flags = []string{"--database-url", "postgres://outdial:pw-not-shown@127.0.0.1:1/outdial?sslmode=disable"}
 			e.wantFixes = 1
-		}, []string{`^FIX  database: postgres://outdial:xxxxx@db\.example:5432/outdial: PostgreSQL is not supported by this build yet`}},
+		}, []string{`^FIX  database: postgres://outdial:xxxxx@127\.0\.0\.1:1/outdial\?sslmode=disable: .*connect`}},
+		{"a database URL of another kind", func(t *testing.T, e *doctorEnv) {
+			e.flags = []string{"--database-url", "mysql://outdial:pw-not-shown@db.example/outdial"}
+			e.wantFixes = 1
+		}, []string{`^FIX  database: --database-url must be a postgres:// or postgresql:// URL, got mysql://outdial:xxxxx@db\.example/outdial$`}},
+		{"another secret key", func(t *testing.T, e *doctorEnv) {
+			if err := os.WriteFile(filepath.Join(e.dir, "secret.key"), []byte(base64.StdEncoding.EncodeToString(make([]byte, store.KeySize))+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			e.wantFixes = 3 // the database, and each configuration by name
+		}, []string{`^FIX  database: .*outdial\.db: the server secret cannot decrypt what the database holds \(the credentials of telephony configuration \d+ do not open with it: .*\): this host's secret is .*secret\.key; serve refuses to start with it`,
+			`^FIX  telephony: "PBX" \(organization "acme", ari\): its stored credentials do not open with this secret key`}},
 		{"below the disk reserve", func(t *testing.T, e *doctorEnv) {
 			e.flags = []string{"--disk-reserve-bytes", strconv.FormatInt(1<<62, 10)}
 			e.wantFixes = 1

@@ -10,6 +10,7 @@ import (
 	httppprof "net/http/pprof"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/pflag"
 
@@ -36,15 +37,29 @@ func newMetrics(f *pflag.FlagSet) *metrics.Metrics {
 	return metrics.New()
 }
 
-// serveMetrics wires met to the database and the engine and serves it with
+// nodeInfo is the gauge outdial_node_info{node="..."}, always 1: the node a
+// scrape came from, among the nodes sharing a database (API.md 16).
+func nodeInfo(node string) prometheus.Gauge {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "outdial_node_info",
+		Help:        "Always 1; its label names this node (serve --node-name).",
+		ConstLabels: prometheus.Labels{"node": node}})
+	g.Set(1)
+	return g
+}
+
+// serveMetrics wires met to the database and the engine, adds the node's
+// info gauge (nodeInfo), and serves it with
 // pprof on --metrics-addr until the returned function is called. Nothing is
 // served when met is nil. When the default address is taken (another
 // process on the host) serve goes on without the listener and says so; an
 // address given by flag or OUTDIAL_METRICS_ADDR that cannot be listened on
 // is an error.
-func serveMetrics(f *pflag.FlagSet, met *metrics.Metrics, db *store.DB, engine *dialer.Engine, log *slog.Logger) (func(), error) {
+func serveMetrics(f *pflag.FlagSet, met *metrics.Metrics, db *store.DB, engine *dialer.Engine, node string, log *slog.Logger) (func(), error) {
 	if met == nil {
 		return func() {}, nil
+	}
+	if err := met.Registry().Register(nodeInfo(node)); err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	db.ObserveBatches(met.ObserveBatch)
 	met.WatchInFlight(engine.EachInFlight)

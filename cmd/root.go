@@ -30,11 +30,26 @@ func Execute() int {
 			fmt.Fprintln(os.Stderr, tooNew.Error())
 			return 1
 		}
+		var exit *exitError
+		if errors.As(err, &exit) {
+			fmt.Fprintln(os.Stderr, exit.msg)
+			return exit.code
+		}
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
 	}
 	return 0
 }
+
+// exitError ends the process with status code, printing msg alone on
+// stderr (no "error: " before it): an answer that is not a failure of the
+// command, such as backup's on PostgreSQL (status 2).
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
 
 func newRoot() *cobra.Command {
 	root := &cobra.Command{

@@ -17,13 +17,14 @@ func lookupEnv(name string) string { return os.Getenv(name) }
 func newServe() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the API, the bundled object store and the dialer",
+		Short: "Serve the API, the bundled object store and the dialer (alone, or as one node of several on PostgreSQL)",
 		Args:  cobra.NoArgs,
 		RunE:  runServe,
 	}
 	f := c.Flags()
 	addServiceFlags(f) // service.go
 	addTLSFlags(f)     // tls.go
+	addClusterFlags(f) // cluster.go: --database-url, --node-name, --lease-ttl
 	f.Lookup("addr").Usage = "listen address (with TLS on, unless set: " + defaultTLSAddr + ")"
 	f.Lookup("public-url").Usage = "base URL providers and browsers use to reach the service (default http://<addr>; with TLS on https:// and the first --acme-domain, else <addr>)"
 	// Hidden: a CPU profile of the whole run, written when serve returns
@@ -59,6 +60,11 @@ func runServe(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	// Checked before anything is opened or created (API.md 16).
+	cluster, err := readClusterFlags(f)
+	if err != nil {
+		return err
+	}
 	// The live heap is small (tens of MB even at 500 calls in flight), so
 	// trading some of it for fewer collections is cheap: GC was ~4% of a
 	// busy dialer's CPU at the default 100.
@@ -89,8 +95,13 @@ func runServe(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	location := dbPath
+	if cluster.DatabaseURL != "" {
+		location = cluster.DatabaseURL
+	}
 	svc, err := startService(ctx, f, serviceOptions{
-		DataDir: dataDir, DBPath: dbPath, KeyPath: keyPath, Carriers: carrierOptions(), Log: log, TLS: tlsSet,
+		DataDir: dataDir, Location: location, KeyPath: keyPath, Carriers: carrierOptions(), Log: log, TLS: tlsSet,
+		Node: cluster.Node, LeaseTTL: cluster.LeaseTTL,
 	})
 	if err != nil {
 		return err

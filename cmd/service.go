@@ -60,9 +60,15 @@ type service struct {
 
 // serviceOptions are what startService needs beyond its flags.
 type serviceOptions struct {
-	// DataDir is the data directory; DBPath and KeyPath the database and
-	// the secret key in it (dataPaths).
-	DataDir, DBPath, KeyPath string
+	// DataDir is the data directory and KeyPath the secret key in it
+	// (dataPaths); Location is the database: DATA/outdial.db, or a
+	// PostgreSQL URL (serve --database-url).
+	DataDir, Location, KeyPath string
+	// Node names this node among those sharing the database ("":
+	// hostname:port of the listener); LeaseTTL is its campaign leases' TTL
+	// (0: dialer.DefaultLeaseTTL). API.md 16.
+	Node     string
+	LeaseTTL time.Duration
 	// Carriers are the providers' options (API base URLs), for both the
 	// dialer and the API's application provisioning.
 	Carriers carrier.Options
@@ -92,12 +98,16 @@ func startService(ctx context.Context, f *pflag.FlagSet, o serviceOptions) (_ *s
 			s.release()
 		}
 	}()
-	db, sealer, err := openStore(ctx, o.DBPath, o.KeyPath)
+	created := keyMissing(o.KeyPath)
+	db, sealer, err := openStore(ctx, o.Location, o.KeyPath, true)
 	if err != nil {
 		return nil, err
 	}
 	s.db = db
 	s.closers = append(s.closers, func() { db.Close() })
+	if err := checkSecret(ctx, db, o.KeyPath, created); err != nil {
+		return nil, err
+	}
 	db.SetLogger(log)
 	if err := applyWorkflowLimits(f, db); err != nil {
 		return nil, err
@@ -126,20 +136,21 @@ func startService(ctx context.Context, f *pflag.FlagSet, o serviceOptions) (_ *s
 	if s.public, err = publicURL(f, publicAddr, o.TLS); err != nil {
 		return nil, err
 	}
+	node := nodeName(o.Node, s.addr)
 	maxUpload, _ := f.GetInt64("max-upload-bytes")
 	objs, err := buildObjects(ctx, f, dataDir, s.public, sealer, maxUpload, log)
 	if err != nil {
 		return nil, err
 	}
 	met := newMetrics(f)
-	s.engine = buildDialer(f, db, sealer, s.public, log, met, o.Carriers)
-	stopMetrics, err := serveMetrics(f, met, db, s.engine, log)
+	s.engine = buildDialer(f, db, sealer, s.public, log, met, o.Carriers, node, o.LeaseTTL)
+	stopMetrics, err := serveMetrics(f, met, db, s.engine, node, log)
 	if err != nil {
 		return nil, err
 	}
 	s.closers = append(s.closers, stopMetrics)
 	cfg := web.Config{DB: db, Log: log, Version: Version, MaxUploadBytes: maxUpload, Dialer: s.engine,
-		PublicURL: s.public.String(), Carriers: o.Carriers, TLS: o.TLS != nil}
+		PublicURL: s.public.String(), Carriers: o.Carriers, TLS: o.TLS != nil, Node: node}
 	objs.webConfig(&cfg)
 	lim, err := setupLimits(ctx, f, dataDir, &cfg, db, objs.store, log)
 	if err != nil {
@@ -157,7 +168,8 @@ func startService(ctx context.Context, f *pflag.FlagSet, o serviceOptions) (_ *s
 	s.srv.RegisterOnShutdown(handler.CloseStreams)
 	ln = lim.listener(s.srv, ln) // connection cap, timeouts and shedding (cmd/limits.go)
 	log.Info("outdial listening", slog.String("addr", ln.Addr().String()), slog.Bool("tls", o.TLS != nil),
-		slog.String("public_url", s.public.String()), slog.String("version", Version))
+		slog.String("public_url", s.public.String()), slog.String("version", Version), slog.String("node", node),
+		slog.String("database", db.Engine()), slog.String("database_location", describeDatabase(o.Location)))
 
 	if o.TLS != nil {
 		closeHTTP, err := o.TLS.serveHTTP(s.public)

@@ -129,7 +129,7 @@ func checkFixture(t *testing.T, dbGz string, fx *upgradeFixture) {
 // checkSecrets opens the migrated database with the fixture's key and
 // compares each configuration's sensitive fields with what was sent.
 func checkSecrets(t *testing.T, dbPath string, fx *upgradeFixture) {
-	db, _, err := openStore(context.Background(), dbPath, filepath.Join(filepath.Dir(dbPath), "secret.key"))
+	db, _, err := openStore(context.Background(), dbPath, filepath.Join(filepath.Dir(dbPath), "secret.key"), true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,3 +34,8 @@ SELECT id FROM telephony_configs WHERE organization_id = @organization_id AND is
 
 -- name: TelephonyConfigVersion :one
 SELECT updated_at FROM telephony_configs WHERE id = @id AND organization_id = @organization_id;
+
+-- name: FirstSealedCredential :many
+-- One sealed value the database holds (the oldest configuration's
+-- credentials), for checking the server secret at start (none: no row).
+SELECT id, credentials FROM telephony_configs ORDER BY id LIMIT 1;

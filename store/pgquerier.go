@@ -222,6 +222,18 @@ func (p pgQuerier) FinishAttempt(ctx context.Context, arg sqlcdb.FinishAttemptPa
 	return p.q.FinishAttempt(ctx, pgdb.FinishAttemptParams(arg))
 }
 
+func (p pgQuerier) FirstSealedCredential(ctx context.Context) ([]sqlcdb.FirstSealedCredentialRow, error) {
+	rs, err := p.q.FirstSealedCredential(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sqlcdb.FirstSealedCredentialRow, len(rs))
+	for i, r := range rs {
+		out[i] = sqlcdb.FirstSealedCredentialRow(r)
+	}
+	return out, nil
+}
+
 func (p pgQuerier) ForgetExpiredReplayKey(ctx context.Context, arg sqlcdb.ForgetExpiredReplayKeyParams) error {
 	return p.q.ForgetExpiredReplayKey(ctx, pgdb.ForgetExpiredReplayKeyParams(arg))
 }

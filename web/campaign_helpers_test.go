@@ -86,6 +86,9 @@ type campOpts struct {
 	// sqlite keeps the database in a SQLite file whatever the run's engine
 	// (the tests that reach it through SQLite itself).
 	sqlite bool
+	// node names the node (dialer.Config.Node and web.Config.Node, as
+	// serve --node-name sets both); "": their default.
+	node string
 }
 
 // newCampEnv returns a campEnv serving on a fresh database.
@@ -117,7 +120,7 @@ func newCampEnv(t *testing.T, opts campOpts) *campEnv {
 	}
 	ce.objects = st
 	cfg := web.Config{DB: e.db, Log: log, Version: testVersion, MaxUploadBytes: ce.maxUpload,
-		Uploads: st, Objects: h, ObjectsPrefix: objstore.PathPrefix, PublicURL: public, Limits: opts.limits}
+		Uploads: st, Objects: h, ObjectsPrefix: objstore.PathPrefix, PublicURL: public, Limits: opts.limits, Node: opts.node}
 	if opts.engine {
 		ce.sim = twiliosim.Start(twiliosim.Config{Script: opts.script, RecordCallbacks: true})
 		e.addSecret(ce.sim.AuthToken())
@@ -126,7 +129,7 @@ func newCampEnv(t *testing.T, opts campOpts) *campEnv {
 			t.Fatal(err)
 		}
 		ce.engine = dialer.New(dialer.Config{DB: e.db, Log: log, PublicURL: public, TokenKey: tokenKey,
-			AgentURL: opts.agentURL, Now: ce.clock.now, Metrics: opts.metrics,
+			AgentURL: opts.agentURL, Now: ce.clock.now, Metrics: opts.metrics, Node: opts.node,
 			Carriers: carrier.Options{BaseURLs: map[string]string{carrier.Twilio: ce.sim.URL()}}})
 		cfg.Dialer = ce.engine
 	}

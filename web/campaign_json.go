@@ -37,6 +37,7 @@ type campaignJSON struct {
 	TelephonyConfigurationID   int64                 `json:"telephony_configuration_id"`
 	TelephonyConfigurationName string                `json:"telephony_configuration_name"`
 	NextDialAt                 *string               `json:"next_dial_at"`
+	DialedBy                   *string               `json:"dialed_by"` // the node holding its lease now, or null (API.md 16)
 	Logs                       []logJSON             `json:"logs"`
 }
 
@@ -64,17 +65,27 @@ func logsOut(entries []store.LogEntry) []logJSON {
 	return out
 }
 
-// campaignOut renders c with its newest 50 log entries.
+// campaignOut renders c with its newest 50 log entries and the node dialing
+// it now.
 func (s *Server) campaignOut(ctx context.Context, c *store.Campaign) (campaignJSON, error) {
 	logs, err := s.db.RecentLogs(ctx, c.ID)
 	if err != nil {
 		return campaignJSON{}, err
 	}
-	return campaignWithLogs(c, logs), nil
+	node, err := s.db.DialedBy(ctx, c.ID)
+	if err != nil {
+		return campaignJSON{}, err
+	}
+	return campaignWithLogs(c, logs, node), nil
 }
 
-// campaignWithLogs renders c with logs, its newest log entries.
-func campaignWithLogs(c *store.Campaign, logs []store.LogEntry) campaignJSON {
+// campaignWithLogs renders c with logs, its newest log entries, and node,
+// the node holding its lease ("": none).
+func campaignWithLogs(c *store.Campaign, logs []store.LogEntry, node string) campaignJSON {
+	var dialedBy *string
+	if node != "" {
+		dialedBy = &node
+	}
 	var next *string
 	if c.State == store.StateRunning {
 		next = optTS(c.NextDialAt)
@@ -88,7 +99,7 @@ func campaignWithLogs(c *store.Campaign, logs []store.LogEntry) campaignJSON {
 		CircuitBreaker: c.CircuitBreaker, DefaultCountry: c.DefaultCountry, ExecutedCount: c.ExecutedCount,
 		TotalQueuedCount: c.TotalQueuedCount, ParentCampaignID: c.ParentCampaignID, RedialedCampaignID: c.RedialedCampaignID,
 		TelephonyConfigurationID: c.TelephonyConfigurationID, TelephonyConfigurationName: c.TelephonyConfigurationName,
-		NextDialAt: next, Logs: logsOut(logs),
+		NextDialAt: next, DialedBy: dialedBy, Logs: logsOut(logs),
 	}
 }
 

@@ -62,9 +62,15 @@ func (s *Server) listCampaigns(w http.ResponseWriter, r *http.Request, _ httprou
 	if err != nil {
 		return err
 	}
+	// And one for the nodes dialing them (only running campaigns, and
+	// those settling calls, hold a lease).
+	holders, err := s.db.LeaseHolders(r.Context())
+	if err != nil {
+		return err
+	}
 	out := make([]campaignJSON, 0, len(list))
 	for _, c := range list {
-		out = append(out, campaignWithLogs(c, logs[c.ID]))
+		out = append(out, campaignWithLogs(c, logs[c.ID], holders[c.ID]))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"campaigns": out})
 	return nil

@@ -380,13 +380,14 @@ func TestOpenAPIValidatorRejectsUndescribedResponses(t *testing.T) {
 		body         string
 		ok           bool
 	}{
-		{"documented health", http.MethodGet, healthPath, 200, jsonHeader, `{"status":"ok","version":"dev"}`, true},
+		{"documented health", http.MethodGet, healthPath, 200, jsonHeader, `{"status":"ok","version":"dev","node":"app-1:8080","database":"sqlite"}`, true},
+		{"health without node and database", http.MethodGet, healthPath, 200, jsonHeader, `{"status":"ok","version":"dev"}`, false},
 		{"undocumented status", http.MethodDelete, "/api/v1/workflow/1", http.StatusTeapot, jsonHeader, `{"detail":"x"}`, false},
 		{"undocumented 409", http.MethodPut, "/api/v1/organizations/telephony-configs/1/phone-numbers/1", 409, jsonHeader, `{"detail":"x"}`, false},
 		{"body against its schema", http.MethodGet, healthPath, 200, jsonHeader, `{"status":1,"version":"dev"}`, false},
 		{"error body shape", http.MethodGet, "/api/v1/workflow/1", 404, jsonHeader, `{"error":"not found"}`, false},
 		{"422 shape", http.MethodGet, "/api/v1/workflow/x", 422, jsonHeader, `{"detail":"bad"}`, false},
-		{"content type", http.MethodGet, healthPath, 200, http.Header{"Content-Type": {"text/plain"}}, `{"status":"ok","version":"dev"}`, false},
+		{"content type", http.MethodGet, healthPath, 200, http.Header{"Content-Type": {"text/plain"}}, `{"status":"ok","version":"dev","node":"n","database":"sqlite"}`, false},
 		{"no content documented", http.MethodDelete, "/api/v1/workflow/1", 204, http.Header{}, `{"detail":"x"}`, false},
 		{"empty 204", http.MethodDelete, "/api/v1/workflow/1", 204, http.Header{}, ``, true},
 		{"401 without WWW-Authenticate", http.MethodGet, "/api/v1/workflow", 401, jsonHeader, `{"detail":"Not authenticated"}`, false},

@@ -56,6 +56,10 @@ type Config struct {
 	// Strict-Transport-Security (HSTS), and every cookie it sets is Secure,
 	// whatever PublicURL says.
 	TLS bool
+	// Node names this process among the nodes sharing the database (serve
+	// --node-name, API.md 16); the health check reports it. Empty: "local",
+	// the dialer's default name.
+	Node string
 	// ConsoleNow is the console's clock (relative times on its pages); nil:
 	// time.Now. Sessions expire on the store's clock (DB.Now).
 	ConsoleNow func() time.Time
@@ -75,7 +79,8 @@ type Server struct {
 	quota     *uploadQuota
 	log       *slog.Logger
 	version   string
-	tls       bool // Config.TLS
+	node      string // Config.Node
+	tls       bool   // Config.TLS
 	router    *httprouter.Router
 	routes    []Route
 	hub       *eventHub        // the live event streams (eventhub.go); nil without a dialer
@@ -95,7 +100,7 @@ func New(cfg Config) *Server {
 	s := &Server{db: cfg.DB, log: cfg.Log, version: cfg.Version, uploads: cfg.Uploads,
 		maxUpload: cfg.MaxUploadBytes, objects: cfg.Objects, objPrefix: cfg.ObjectsPrefix,
 		dialer: cfg.Dialer, publicURL: strings.TrimRight(cfg.PublicURL, "/"), carriers: cfg.Carriers,
-		limits: cfg.Limits, quota: newUploadQuota(cfg.Limits), tls: cfg.TLS}
+		limits: cfg.Limits, quota: newUploadQuota(cfg.Limits), tls: cfg.TLS, node: cfg.Node}
 	if s.maxUpload <= 0 {
 		s.maxUpload = DefaultMaxUploadBytes
 	}
@@ -104,6 +109,9 @@ func New(cfg Config) *Server {
 	}
 	if s.version == "" {
 		s.version = "dev"
+	}
+	if s.node == "" {
+		s.node = "local"
 	}
 	s.router = httprouter.New()
 	s.router.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

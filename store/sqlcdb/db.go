@@ -141,6 +141,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.finishAttemptStmt, err = db.PrepareContext(ctx, finishAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query FinishAttempt: %w", err)
 	}
+	if q.firstSealedCredentialStmt, err = db.PrepareContext(ctx, firstSealedCredential); err != nil {
+		return nil, fmt.Errorf("error preparing query FirstSealedCredential: %w", err)
+	}
 	if q.forgetExpiredReplayKeyStmt, err = db.PrepareContext(ctx, forgetExpiredReplayKey); err != nil {
 		return nil, fmt.Errorf("error preparing query ForgetExpiredReplayKey: %w", err)
 	}
@@ -681,6 +684,11 @@ func (q *Queries) Close() error {
 	if q.finishAttemptStmt != nil {
 		if cerr := q.finishAttemptStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing finishAttemptStmt: %w", cerr)
+		}
+	}
+	if q.firstSealedCredentialStmt != nil {
+		if cerr := q.firstSealedCredentialStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing firstSealedCredentialStmt: %w", cerr)
 		}
 	}
 	if q.forgetExpiredReplayKeyStmt != nil {
@@ -1331,6 +1339,7 @@ type Queries struct {
 	finalizeContactStmt                     *sql.Stmt
 	findSuppressionStmt                     *sql.Stmt
 	finishAttemptStmt                       *sql.Stmt
+	firstSealedCredentialStmt               *sql.Stmt
 	forgetExpiredReplayKeyStmt              *sql.Stmt
 	forgetNumberCallStmt                    *sql.Stmt
 	forgetNumberCallsBeforeStmt             *sql.Stmt
@@ -1490,6 +1499,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		finalizeContactStmt:                     q.finalizeContactStmt,
 		findSuppressionStmt:                     q.findSuppressionStmt,
 		finishAttemptStmt:                       q.finishAttemptStmt,
+		firstSealedCredentialStmt:               q.firstSealedCredentialStmt,
 		forgetExpiredReplayKeyStmt:              q.forgetExpiredReplayKeyStmt,
 		forgetNumberCallStmt:                    q.forgetNumberCallStmt,
 		forgetNumberCallsBeforeStmt:             q.forgetNumberCallsBeforeStmt,

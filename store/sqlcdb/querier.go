@@ -80,6 +80,9 @@ type Querier interface {
 	FinalizeContact(ctx context.Context, arg FinalizeContactParams) (int64, error)
 	FindSuppression(ctx context.Context, arg FindSuppressionParams) ([]Suppression, error)
 	FinishAttempt(ctx context.Context, arg FinishAttemptParams) (int64, error)
+	// One sealed value the database holds (the oldest configuration's
+	// credentials), for checking the server secret at start (none: no row).
+	FirstSealedCredential(ctx context.Context) ([]FirstSealedCredentialRow, error)
 	ForgetExpiredReplayKey(ctx context.Context, arg ForgetExpiredReplayKeyParams) error
 	ForgetNumberCall(ctx context.Context, arg ForgetNumberCallParams) error
 	ForgetNumberCallsBefore(ctx context.Context, arg ForgetNumberCallsBeforeParams) error

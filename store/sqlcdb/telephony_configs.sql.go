@@ -42,6 +42,40 @@ func (q *Queries) DeleteTelephonyConfig(ctx context.Context, arg DeleteTelephony
 	return result.RowsAffected()
 }
 
+const firstSealedCredential = `-- name: FirstSealedCredential :many
+SELECT id, credentials FROM telephony_configs ORDER BY id LIMIT 1
+`
+
+type FirstSealedCredentialRow struct {
+	ID          int64
+	Credentials []byte
+}
+
+// One sealed value the database holds (the oldest configuration's
+// credentials), for checking the server secret at start (none: no row).
+func (q *Queries) FirstSealedCredential(ctx context.Context) ([]FirstSealedCredentialRow, error) {
+	rows, err := q.query(ctx, q.firstSealedCredentialStmt, firstSealedCredential)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FirstSealedCredentialRow{}
+	for rows.Next() {
+		var i FirstSealedCredentialRow
+		if err := rows.Scan(&i.ID, &i.Credentials); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const getDefaultOutboundConfigID = `-- name: GetDefaultOutboundConfigID :one
 SELECT id FROM telephony_configs WHERE organization_id = ?1 AND is_default_outbound = 1
 `
