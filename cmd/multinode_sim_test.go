@@ -103,6 +103,18 @@ func (d *dialLog) countBy(node string, t time.Time) int {
 	return n
 }
 
+// busiestSecond is the largest number of calls placed within any second.
+func (d *dialLog) busiestSecond() int {
+	placed, most := d.placed(), 0
+	for i, j := 0, 0; j < len(placed); j++ {
+		for placed[j].at.Sub(placed[i].at) >= time.Second {
+			i++
+		}
+		most = max(most, j-i+1)
+	}
+	return most
+}
+
 // attemptOf reads the attempt id from a call's answer URL
 // (<public>/api/v1/telephony/twilio/answer/<id>?t=...).
 func attemptOf(answerURL string) int64 {
