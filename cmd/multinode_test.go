@@ -87,6 +87,17 @@ func TestMultiNodeOnPostgres(t *testing.T) {
 		t.Skipf("the multi-node test needs %s", strings.Join(missing, " and "))
 	}
 	m := startCluster(t, gw)
+	// The figures measured, and what else is worth knowing, also when
+	// the test stops early.
+	t.Cleanup(func() {
+		t.Logf("figures (lease TTL %v):\n  %s", mnLeaseTTL, strings.Join(m.figures, "\n  "))
+		if f := m.lb.failures(); len(f) > 0 {
+			t.Logf("the load balancer answered 502 to %d requests under way at a node killed: %v", len(f), f)
+		}
+		for _, n := range m.nodes {
+			t.Logf("%s placed %d calls", n.name, m.dl.countBy(n.name, time.Time{}))
+		}
+	})
 	m.setUpCampaign()
 	start := time.Now()
 	m.c.post(fmt.Sprintf("/api/v1/campaign/%d/start", m.campID), nil)
@@ -108,14 +119,6 @@ func TestMultiNodeOnPostgres(t *testing.T) {
 	m.figures = append(m.figures, fmt.Sprintf("campaign of %d contacts completed %v after its start",
 		mnContacts, time.Since(start).Round(time.Millisecond)))
 	m.checkOutcome(final, paused)
-
-	t.Logf("figures (lease TTL %v):\n  %s", mnLeaseTTL, strings.Join(m.figures, "\n  "))
-	if f := m.lb.failures(); len(f) > 0 {
-		t.Logf("the load balancer answered 502 to %d requests under way at a node killed: %v", len(f), f)
-	}
-	for _, n := range m.nodes {
-		t.Logf("%s placed %d calls", n.name, m.dl.countBy(n.name, time.Time{}))
-	}
 }
 
 // startCluster starts versitygw, the simulator and its fronts, the load
