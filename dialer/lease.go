@@ -199,8 +199,9 @@ func (e *Engine) stopLeases() {
 	}
 }
 
-// renewLoop renews the leases held every third of their TTL and looks for
-// campaigns no node dials.
+// renewLoop renews the leases held every third of their TTL (the
+// campaigns' and the event streams', streams.go) and looks for campaigns no
+// node dials and event streams no node holds.
 func (e *Engine) renewLoop(ctx context.Context) {
 	t := time.NewTicker(e.leaseTTL() / 3)
 	defer t.Stop()
@@ -211,6 +212,7 @@ func (e *Engine) renewLoop(ctx context.Context) {
 		case <-t.C:
 		}
 		e.renew(ctx)
+		e.renewStreams(ctx)
 		e.adoptOrphans(ctx)
 	}
 }
@@ -268,6 +270,7 @@ const (
 	noteConfig   = "f" // telephony configuration id: changed or deleted
 	noteBackoff  = "b" // telephony configuration id: its provider refused (extra: until, unix ms)
 	noteEnded    = "e" // campaign id: a call ended (extra: the EndedCall, JSON)
+	noteStream   = "s" // telephony configuration id: its event stream lease was handed back: take it
 )
 
 // notify tells every node (this one too, which ignores its own) that
@@ -288,6 +291,7 @@ func (e *Engine) notify(ctx context.Context, kind string, id int64, extra ...str
 func (e *Engine) noted(ctx context.Context, payload string) {
 	if payload == "" {
 		e.adoptOrphans(ctx)
+		e.pokeStreams(0)
 		e.recountAll()
 		return
 	}
@@ -303,6 +307,9 @@ func (e *Engine) noted(ctx context.Context, payload string) {
 	switch kind {
 	case noteConfig:
 		e.forgetConfig(id)
+		return
+	case noteStream:
+		e.pokeStreams(id)
 		return
 	case noteBackoff:
 		if len(f) == 4 {

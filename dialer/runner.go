@@ -95,11 +95,17 @@ func (r *runner) isHalted() bool { return r.halted.Load() }
 
 func (r *runner) run(ctx context.Context) {
 	l, ok := r.e.acquire(ctx, r.id)
-	if !ok {
+	for !ok {
 		// Another node dials the campaign (or the lease could not be
-		// taken: the scan of orphaned campaigns tries again).
-		r.exit(ctx)
-		return
+		// taken: the scan of orphaned campaigns tries again). A wake that
+		// came meanwhile (the other node changed the campaign, or handed
+		// its lease back) keeps the runner: exit does not remove it then,
+		// so it tries again rather than stay in the engine's map, never
+		// running, where every later wake would only poke it.
+		if r.exit(ctx) {
+			return
+		}
+		l, ok = r.e.acquire(ctx, r.id)
 	}
 	r.lease = l
 	if d, err := r.e.db.NextDeadline(ctx, r.id); err == nil {

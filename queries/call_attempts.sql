@@ -127,10 +127,14 @@ WHERE id = @id AND state = 'dialing';
 
 -- name: InFlightAttemptIDsForConfig :many
 -- The attempts placed through a configuration whose outcome is still to be
--- recorded: what its event stream must follow. Not those still dialing:
--- their placement is under way (the carrier follows them itself) or was
--- interrupted by a crash (Engine.Start settles them).
-SELECT a.id, CAST(CASE WHEN a.answered_at IS NOT NULL THEN 1 ELSE 0 END AS BIGINT) AS answered FROM call_attempts a
+-- recorded: what its event stream must follow. Those still dialing are
+-- marked: their placement is under way (on this node the carrier follows
+-- them itself; on another node sharing the database, the stream must
+-- follow them too) or was interrupted by a crash (Engine.Start settles
+-- them).
+SELECT a.id, CAST(CASE WHEN a.answered_at IS NOT NULL THEN 1 ELSE 0 END AS BIGINT) AS answered,
+       CAST(CASE WHEN a.state = 'dialing' THEN 1 ELSE 0 END AS BIGINT) AS dialing
+FROM call_attempts a
 WHERE a.campaign_id IN (SELECT c.id FROM campaigns c WHERE c.telephony_configuration_id = @telephony_configuration_id)
-  AND a.state = 'in_flight'
+  AND a.state IN ('dialing', 'in_flight')
 ORDER BY a.id;

@@ -106,9 +106,11 @@ type Querier interface {
 	// be recorded becomes 'deleting', invisible at once and purged in chunks.
 	HideCampaign(ctx context.Context, arg HideCampaignParams) (int64, error)
 	// The attempts placed through a configuration whose outcome is still to be
-	// recorded: what its event stream must follow. Not those still dialing:
-	// their placement is under way (the carrier follows them itself) or was
-	// interrupted by a crash (Engine.Start settles them).
+	// recorded: what its event stream must follow. Those still dialing are
+	// marked: their placement is under way (on this node the carrier follows
+	// them itself; on another node sharing the database, the stream must
+	// follow them too) or was interrupted by a crash (Engine.Start settles
+	// them).
 	InFlightAttemptIDsForConfig(ctx context.Context, telephonyConfigurationID int64) ([]InFlightAttemptIDsForConfigRow, error)
 	InsertAttempt(ctx context.Context, arg InsertAttemptParams) (int64, error)
 	InsertCampaign(ctx context.Context, arg InsertCampaignParams) (int64, error)
@@ -120,6 +122,9 @@ type Querier interface {
 	InsertLog(ctx context.Context, arg InsertLogParams) (int64, error)
 	InsertPhoneNumber(ctx context.Context, arg InsertPhoneNumberParams) (PhoneNumber, error)
 	InsertPolicyChange(ctx context.Context, arg InsertPolicyChangeParams) error
+	// The first stream lease of configuration @telephony_configuration_id,
+	// generation 1. No row: a node took it meanwhile.
+	InsertStreamLease(ctx context.Context, arg InsertStreamLeaseParams) (int64, error)
 	InsertSuppressions(ctx context.Context, arg InsertSuppressionsParams) (int64, error)
 	InsertTelephonyConfig(ctx context.Context, arg InsertTelephonyConfigParams) (int64, error)
 	InsertWorkflow(ctx context.Context, arg InsertWorkflowParams) (Workflow, error)
@@ -236,9 +241,15 @@ type Querier interface {
 	// Hands campaign @campaign_id's lease back (expired at once), if @node still
 	// holds it with @generation.
 	ReleaseLease(ctx context.Context, arg ReleaseLeaseParams) (int64, error)
+	// Hands configuration @telephony_configuration_id's stream lease back
+	// (expired at once), if @node still holds it with @generation.
+	ReleaseStreamLease(ctx context.Context, arg ReleaseStreamLeaseParams) (int64, error)
 	// Extends every lease @node holds to @expires_at; the rows say which it
 	// still holds, and with which generation.
 	RenewLeases(ctx context.Context, arg RenewLeasesParams) ([]RenewLeasesRow, error)
+	// Extends every stream lease @node holds to @expires_at; the rows say
+	// which it still holds, and with which generation.
+	RenewStreamLeases(ctx context.Context, arg RenewStreamLeasesParams) ([]RenewStreamLeasesRow, error)
 	RequeueAttempt(ctx context.Context, arg RequeueAttemptParams) (int64, error)
 	ResumeCampaign(ctx context.Context, arg ResumeCampaignParams) (int64, error)
 	// Entries of the numbers (a JSON array) that expired are replaced by the new
@@ -254,12 +265,23 @@ type Querier interface {
 	SetRedialed(ctx context.Context, arg SetRedialedParams) (int64, error)
 	SetTelephonyConfigCredentials(ctx context.Context, arg SetTelephonyConfigCredentialsParams) error
 	StartCampaign(ctx context.Context, arg StartCampaignParams) (int64, error)
+	// The node holding configuration @telephony_configuration_id's stream
+	// lease at @now (no row: none does).
+	StreamLeaseHolder(ctx context.Context, arg StreamLeaseHolderParams) (string, error)
 	SweepNumberCalls(ctx context.Context, placedAt int64) (int64, error)
 	// Takes campaign @campaign_id's lease for @node until @expires_at when its
 	// holder's lease expired at @now or @node holds it already (a node
 	// restarted under its name): the generation grows by one. No row: another
 	// node holds it, or nobody ever did (InsertLease).
 	TakeLease(ctx context.Context, arg TakeLeaseParams) (int64, error)
+	// Event stream leases (API.md 16): the node holding a telephony
+	// configuration's lease is the only one that opens its event stream (ARI's
+	// events websocket). The same protocol as campaign_leases (leases.sql).
+	// Takes configuration @telephony_configuration_id's stream lease for @node
+	// until @expires_at when its holder's lease expired at @now or @node holds
+	// it already: the generation grows by one. No row: another node holds it,
+	// or nobody ever did (InsertStreamLease).
+	TakeStreamLease(ctx context.Context, arg TakeStreamLeaseParams) (int64, error)
 	TelephonyConfigNameTaken(ctx context.Context, arg TelephonyConfigNameTakenParams) (int64, error)
 	TelephonyConfigVersion(ctx context.Context, arg TelephonyConfigVersionParams) (int64, error)
 	TouchCallerID(ctx context.Context, arg TouchCallerIDParams) error

@@ -228,6 +228,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.insertPolicyChangeStmt, err = db.PrepareContext(ctx, insertPolicyChange); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertPolicyChange: %w", err)
 	}
+	if q.insertStreamLeaseStmt, err = db.PrepareContext(ctx, insertStreamLease); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertStreamLease: %w", err)
+	}
 	if q.insertSuppressionsStmt, err = db.PrepareContext(ctx, insertSuppressions); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertSuppressions: %w", err)
 	}
@@ -393,8 +396,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.releaseLeaseStmt, err = db.PrepareContext(ctx, releaseLease); err != nil {
 		return nil, fmt.Errorf("error preparing query ReleaseLease: %w", err)
 	}
+	if q.releaseStreamLeaseStmt, err = db.PrepareContext(ctx, releaseStreamLease); err != nil {
+		return nil, fmt.Errorf("error preparing query ReleaseStreamLease: %w", err)
+	}
 	if q.renewLeasesStmt, err = db.PrepareContext(ctx, renewLeases); err != nil {
 		return nil, fmt.Errorf("error preparing query RenewLeases: %w", err)
+	}
+	if q.renewStreamLeasesStmt, err = db.PrepareContext(ctx, renewStreamLeases); err != nil {
+		return nil, fmt.Errorf("error preparing query RenewStreamLeases: %w", err)
 	}
 	if q.requeueAttemptStmt, err = db.PrepareContext(ctx, requeueAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query RequeueAttempt: %w", err)
@@ -432,11 +441,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.startCampaignStmt, err = db.PrepareContext(ctx, startCampaign); err != nil {
 		return nil, fmt.Errorf("error preparing query StartCampaign: %w", err)
 	}
+	if q.streamLeaseHolderStmt, err = db.PrepareContext(ctx, streamLeaseHolder); err != nil {
+		return nil, fmt.Errorf("error preparing query StreamLeaseHolder: %w", err)
+	}
 	if q.sweepNumberCallsStmt, err = db.PrepareContext(ctx, sweepNumberCalls); err != nil {
 		return nil, fmt.Errorf("error preparing query SweepNumberCalls: %w", err)
 	}
 	if q.takeLeaseStmt, err = db.PrepareContext(ctx, takeLease); err != nil {
 		return nil, fmt.Errorf("error preparing query TakeLease: %w", err)
+	}
+	if q.takeStreamLeaseStmt, err = db.PrepareContext(ctx, takeStreamLease); err != nil {
+		return nil, fmt.Errorf("error preparing query TakeStreamLease: %w", err)
 	}
 	if q.telephonyConfigNameTakenStmt, err = db.PrepareContext(ctx, telephonyConfigNameTaken); err != nil {
 		return nil, fmt.Errorf("error preparing query TelephonyConfigNameTaken: %w", err)
@@ -831,6 +846,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing insertPolicyChangeStmt: %w", cerr)
 		}
 	}
+	if q.insertStreamLeaseStmt != nil {
+		if cerr := q.insertStreamLeaseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertStreamLeaseStmt: %w", cerr)
+		}
+	}
 	if q.insertSuppressionsStmt != nil {
 		if cerr := q.insertSuppressionsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing insertSuppressionsStmt: %w", cerr)
@@ -1106,9 +1126,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing releaseLeaseStmt: %w", cerr)
 		}
 	}
+	if q.releaseStreamLeaseStmt != nil {
+		if cerr := q.releaseStreamLeaseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing releaseStreamLeaseStmt: %w", cerr)
+		}
+	}
 	if q.renewLeasesStmt != nil {
 		if cerr := q.renewLeasesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing renewLeasesStmt: %w", cerr)
+		}
+	}
+	if q.renewStreamLeasesStmt != nil {
+		if cerr := q.renewStreamLeasesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing renewStreamLeasesStmt: %w", cerr)
 		}
 	}
 	if q.requeueAttemptStmt != nil {
@@ -1171,6 +1201,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing startCampaignStmt: %w", cerr)
 		}
 	}
+	if q.streamLeaseHolderStmt != nil {
+		if cerr := q.streamLeaseHolderStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing streamLeaseHolderStmt: %w", cerr)
+		}
+	}
 	if q.sweepNumberCallsStmt != nil {
 		if cerr := q.sweepNumberCallsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing sweepNumberCallsStmt: %w", cerr)
@@ -1179,6 +1214,11 @@ func (q *Queries) Close() error {
 	if q.takeLeaseStmt != nil {
 		if cerr := q.takeLeaseStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing takeLeaseStmt: %w", cerr)
+		}
+	}
+	if q.takeStreamLeaseStmt != nil {
+		if cerr := q.takeStreamLeaseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing takeStreamLeaseStmt: %w", cerr)
 		}
 	}
 	if q.telephonyConfigNameTakenStmt != nil {
@@ -1368,6 +1408,7 @@ type Queries struct {
 	insertLogStmt                           *sql.Stmt
 	insertPhoneNumberStmt                   *sql.Stmt
 	insertPolicyChangeStmt                  *sql.Stmt
+	insertStreamLeaseStmt                   *sql.Stmt
 	insertSuppressionsStmt                  *sql.Stmt
 	insertTelephonyConfigStmt               *sql.Stmt
 	insertWorkflowStmt                      *sql.Stmt
@@ -1423,7 +1464,9 @@ type Queries struct {
 	recordReplayKeyStmt                     *sql.Stmt
 	redeemSignInLinkStmt                    *sql.Stmt
 	releaseLeaseStmt                        *sql.Stmt
+	releaseStreamLeaseStmt                  *sql.Stmt
 	renewLeasesStmt                         *sql.Stmt
+	renewStreamLeasesStmt                   *sql.Stmt
 	requeueAttemptStmt                      *sql.Stmt
 	resumeCampaignStmt                      *sql.Stmt
 	reviveSuppressionsStmt                  *sql.Stmt
@@ -1436,8 +1479,10 @@ type Queries struct {
 	setRedialedStmt                         *sql.Stmt
 	setTelephonyConfigCredentialsStmt       *sql.Stmt
 	startCampaignStmt                       *sql.Stmt
+	streamLeaseHolderStmt                   *sql.Stmt
 	sweepNumberCallsStmt                    *sql.Stmt
 	takeLeaseStmt                           *sql.Stmt
+	takeStreamLeaseStmt                     *sql.Stmt
 	telephonyConfigNameTakenStmt            *sql.Stmt
 	telephonyConfigVersionStmt              *sql.Stmt
 	touchCallerIDStmt                       *sql.Stmt
@@ -1528,6 +1573,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		insertLogStmt:                           q.insertLogStmt,
 		insertPhoneNumberStmt:                   q.insertPhoneNumberStmt,
 		insertPolicyChangeStmt:                  q.insertPolicyChangeStmt,
+		insertStreamLeaseStmt:                   q.insertStreamLeaseStmt,
 		insertSuppressionsStmt:                  q.insertSuppressionsStmt,
 		insertTelephonyConfigStmt:               q.insertTelephonyConfigStmt,
 		insertWorkflowStmt:                      q.insertWorkflowStmt,
@@ -1583,7 +1629,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		recordReplayKeyStmt:                     q.recordReplayKeyStmt,
 		redeemSignInLinkStmt:                    q.redeemSignInLinkStmt,
 		releaseLeaseStmt:                        q.releaseLeaseStmt,
+		releaseStreamLeaseStmt:                  q.releaseStreamLeaseStmt,
 		renewLeasesStmt:                         q.renewLeasesStmt,
+		renewStreamLeasesStmt:                   q.renewStreamLeasesStmt,
 		requeueAttemptStmt:                      q.requeueAttemptStmt,
 		resumeCampaignStmt:                      q.resumeCampaignStmt,
 		reviveSuppressionsStmt:                  q.reviveSuppressionsStmt,
@@ -1596,8 +1644,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		setRedialedStmt:                         q.setRedialedStmt,
 		setTelephonyConfigCredentialsStmt:       q.setTelephonyConfigCredentialsStmt,
 		startCampaignStmt:                       q.startCampaignStmt,
+		streamLeaseHolderStmt:                   q.streamLeaseHolderStmt,
 		sweepNumberCallsStmt:                    q.sweepNumberCallsStmt,
 		takeLeaseStmt:                           q.takeLeaseStmt,
+		takeStreamLeaseStmt:                     q.takeStreamLeaseStmt,
 		telephonyConfigNameTakenStmt:            q.telephonyConfigNameTakenStmt,
 		telephonyConfigVersionStmt:              q.telephonyConfigVersionStmt,
 		touchCallerIDStmt:                       q.touchCallerIDStmt,
