@@ -75,6 +75,10 @@ func newCopySource(t *testing.T) *copySource {
 	_, err = db.CreateTelephonyConfig(ctx, s.orgB, store.TelephonyConfig{Name: "b", Provider: "twilio",
 		Credentials: store.Credentials{"account_sid": "AC2", "auth_token": "beta-token"}})
 	must(err)
+	// The host's event stream of its Twilio configuration (a lease row).
+	if _, ok, err := db.AcquireStreamLease(ctx, twilio, "host-1", time.Hour); err != nil || !ok {
+		t.Fatalf("stream lease: ok=%v, %v", ok, err)
+	}
 	us := "US"
 	for i, addr := range []string{"+14155552671", "+14155552672"} {
 		_, err := db.AddPhoneNumber(ctx, s.orgA, twilio, store.PhoneNumber{Address: addr, AddressNormalized: addr,
