@@ -565,6 +565,19 @@ func (p pgQuerier) LiveConsoleSessionIDs(ctx context.Context, arg sqlcdb.LiveCon
 	return p.q.LiveConsoleSessionIDs(ctx, pgdb.LiveConsoleSessionIDsParams(arg))
 }
 
+func (p pgQuerier) LockAttempt(ctx context.Context, id int64) (sqlcdb.CallAttempt, error) {
+	r, err := p.q.LockAttempt(ctx, id)
+	return sqlcdb.CallAttempt(r), err
+}
+
+func (p pgQuerier) LockCampaign(ctx context.Context, id int64) (int64, error) {
+	return p.q.LockCampaign(ctx, id)
+}
+
+func (p pgQuerier) LockKey(ctx context.Context, key string) error {
+	return p.q.LockKey(ctx, key)
+}
+
 func (p pgQuerier) LockOrganization(ctx context.Context, id int64) (int64, error) {
 	return p.q.LockOrganization(ctx, id)
 }

@@ -129,6 +129,13 @@ func (e *postgresEngine) isUniqueViolation(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "23505"
 }
 
+// isRetryable reports whether err is SQLSTATE 40P01 (deadlock detected) or
+// 40001 (serialization failure).
+func (e *postgresEngine) isRetryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}
+
 func (e *postgresEngine) close() error {
 	for _, p := range []*pgxpool.Pool{e.health, e.pool} {
 		if p != nil {

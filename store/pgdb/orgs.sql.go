@@ -180,20 +180,6 @@ func (q *Queries) LiveAPIKeyIDs(ctx context.Context, ids []int64) ([]int64, erro
 	return items, nil
 }
 
-const lockOrganization = `-- name: LockOrganization :one
-SELECT id FROM organizations WHERE id = $1 FOR UPDATE
-`
-
-// Serializes the organization's limit-checked writes (count, then insert)
-// across nodes: the row lock is held until the transaction ends, so a
-// second writer counts after the first committed.
-func (q *Queries) LockOrganization(ctx context.Context, id int64) (int64, error) {
-	row := q.db.QueryRow(ctx, lockOrganization, id)
-	var id_2 int64
-	err := row.Scan(&id_2)
-	return id_2, err
-}
-
 const revokeAPIKey = `-- name: RevokeAPIKey :execrows
 UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL
 `

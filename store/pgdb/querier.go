@@ -165,9 +165,28 @@ type Querier interface {
 	// Of the sessions ids, those not expired at now whose key is not revoked
 	// (an event stream's credential check; the conditions of GetConsoleSession).
 	LiveConsoleSessionIDs(ctx context.Context, arg LiveConsoleSessionIDsParams) ([]int64, error)
-	// Serializes the organization's limit-checked writes (count, then insert)
-	// across nodes: the row lock is held until the transaction ends, so a
-	// second writer counts after the first committed.
+	// Reads attempt @id and holds it until the transaction ends: a final status
+	// decides on what it read (state, verdict, attempt number), and a second
+	// status for the same attempt, on any node, reads it after this one
+	// committed.
+	LockAttempt(ctx context.Context, id int64) (CallAttempt, error)
+	// Serializes the writes that read a campaign's row before they change it
+	// (a transition naming the state it left, a settings change).
+	LockCampaign(ctx context.Context, id int64) (int64, error)
+	// A transaction-level advisory lock on @key (a text naming what it guards,
+	// hashed to 64 bits: two keys of equal hash only wait for each other),
+	// released at commit or rollback.
+	LockKey(ctx context.Context, key string) error
+	// PostgreSQL queries of the store's locks (store/locks.go; SQLite's are
+	// no-ops, queries/sqlite/locks.sql). Each lock is held until the
+	// transaction ends, at its commit or rollback: no session state is left
+	// behind (nodes work behind PgBouncer in transaction pooling). Row locks
+	// are FOR NO KEY UPDATE, the lock an UPDATE of the row takes: two lockers
+	// take turns, an UPDATE of the row waits for the holder, and an INSERT
+	// elsewhere whose foreign key names the row (FOR KEY SHARE) does not wait.
+	// Serializes the organization's read-then-write settings (a limit's count,
+	// then insert; the policy's version; the default configuration): a second
+	// writer reads after the first committed.
 	LockOrganization(ctx context.Context, id int64) (int64, error)
 	LogsAfterID(ctx context.Context, arg LogsAfterIDParams) ([]CampaignLog, error)
 	MarkAttemptPlaced(ctx context.Context, arg MarkAttemptPlacedParams) (int64, error)

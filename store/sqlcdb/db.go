@@ -297,6 +297,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.liveConsoleSessionIDsStmt, err = db.PrepareContext(ctx, liveConsoleSessionIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query LiveConsoleSessionIDs: %w", err)
 	}
+	if q.lockAttemptStmt, err = db.PrepareContext(ctx, lockAttempt); err != nil {
+		return nil, fmt.Errorf("error preparing query LockAttempt: %w", err)
+	}
+	if q.lockCampaignStmt, err = db.PrepareContext(ctx, lockCampaign); err != nil {
+		return nil, fmt.Errorf("error preparing query LockCampaign: %w", err)
+	}
+	if q.lockKeyStmt, err = db.PrepareContext(ctx, lockKey); err != nil {
+		return nil, fmt.Errorf("error preparing query LockKey: %w", err)
+	}
 	if q.lockOrganizationStmt, err = db.PrepareContext(ctx, lockOrganization); err != nil {
 		return nil, fmt.Errorf("error preparing query LockOrganization: %w", err)
 	}
@@ -961,6 +970,21 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing liveConsoleSessionIDsStmt: %w", cerr)
 		}
 	}
+	if q.lockAttemptStmt != nil {
+		if cerr := q.lockAttemptStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing lockAttemptStmt: %w", cerr)
+		}
+	}
+	if q.lockCampaignStmt != nil {
+		if cerr := q.lockCampaignStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing lockCampaignStmt: %w", cerr)
+		}
+	}
+	if q.lockKeyStmt != nil {
+		if cerr := q.lockKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing lockKeyStmt: %w", cerr)
+		}
+	}
 	if q.lockOrganizationStmt != nil {
 		if cerr := q.lockOrganizationStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing lockOrganizationStmt: %w", cerr)
@@ -1431,6 +1455,9 @@ type Queries struct {
 	listWorkflowsStmt                       *sql.Stmt
 	liveAPIKeyIDsStmt                       *sql.Stmt
 	liveConsoleSessionIDsStmt               *sql.Stmt
+	lockAttemptStmt                         *sql.Stmt
+	lockCampaignStmt                        *sql.Stmt
+	lockKeyStmt                             *sql.Stmt
 	lockOrganizationStmt                    *sql.Stmt
 	logsAfterIDStmt                         *sql.Stmt
 	markAttemptPlacedStmt                   *sql.Stmt
@@ -1596,6 +1623,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listWorkflowsStmt:                       q.listWorkflowsStmt,
 		liveAPIKeyIDsStmt:                       q.liveAPIKeyIDsStmt,
 		liveConsoleSessionIDsStmt:               q.liveConsoleSessionIDsStmt,
+		lockAttemptStmt:                         q.lockAttemptStmt,
+		lockCampaignStmt:                        q.lockCampaignStmt,
+		lockKeyStmt:                             q.lockKeyStmt,
 		lockOrganizationStmt:                    q.lockOrganizationStmt,
 		logsAfterIDStmt:                         q.logsAfterIDStmt,
 		markAttemptPlacedStmt:                   q.markAttemptPlacedStmt,

@@ -197,19 +197,6 @@ func (q *Queries) LiveAPIKeyIDs(ctx context.Context, ids []int64) ([]int64, erro
 	return items, nil
 }
 
-const lockOrganization = `-- name: LockOrganization :one
-SELECT id FROM organizations WHERE id = ?1
-`
-
-// Serializes the organization's limit-checked writes (count, then insert)
-// on PostgreSQL; SQLite's single writer serializes every write already.
-func (q *Queries) LockOrganization(ctx context.Context, id int64) (int64, error) {
-	row := q.queryRow(ctx, q.lockOrganizationStmt, lockOrganization, id)
-	var id_2 int64
-	err := row.Scan(&id_2)
-	return id_2, err
-}
-
 const revokeAPIKey = `-- name: RevokeAPIKey :execrows
 UPDATE api_keys SET revoked_at = ?1 WHERE id = ?2 AND revoked_at IS NULL
 `

@@ -164,8 +164,14 @@ type Querier interface {
 	// Of the sessions ids, those not expired at now whose key is not revoked
 	// (an event stream's credential check; the conditions of GetConsoleSession).
 	LiveConsoleSessionIDs(ctx context.Context, arg LiveConsoleSessionIDsParams) ([]int64, error)
-	// Serializes the organization's limit-checked writes (count, then insert)
-	// on PostgreSQL; SQLite's single writer serializes every write already.
+	LockAttempt(ctx context.Context, id int64) (CallAttempt, error)
+	LockCampaign(ctx context.Context, id int64) (int64, error)
+	LockKey(ctx context.Context, key string) error
+	// SQLite queries of the store's locks (store/locks.go; see
+	// queries/postgres/locks.sql). SQLite runs one write transaction at a time
+	// (IMMEDIATE, on every store's writer of the file), so the locks are
+	// already held: these read the row they name, or nothing, and cost a few
+	// microseconds.
 	LockOrganization(ctx context.Context, id int64) (int64, error)
 	LogsAfterID(ctx context.Context, arg LogsAfterIDParams) ([]CampaignLog, error)
 	MarkAttemptPlaced(ctx context.Context, arg MarkAttemptPlacedParams) (int64, error)
