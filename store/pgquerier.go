@@ -34,6 +34,10 @@ func (p pgQuerier) AddZoneContacts(ctx context.Context, arg sqlcdb.AddZoneContac
 	return p.q.AddZoneContacts(ctx, pgdb.AddZoneContactsParams(arg))
 }
 
+func (p pgQuerier) AdvanceQueuedThrough(ctx context.Context, arg sqlcdb.AdvanceQueuedThroughParams) (int64, error) {
+	return p.q.AdvanceQueuedThrough(ctx, pgdb.AdvanceQueuedThroughParams(arg))
+}
+
 func (p pgQuerier) AuthenticateAPIKey(ctx context.Context, keyHash []byte) (sqlcdb.AuthenticateAPIKeyRow, error) {
 	r, err := p.q.AuthenticateAPIKey(ctx, keyHash)
 	return sqlcdb.AuthenticateAPIKeyRow(r), err
@@ -803,10 +807,6 @@ func (p pgQuerier) SaveCompliancePolicy(ctx context.Context, arg sqlcdb.SaveComp
 
 func (p pgQuerier) SetNextDialAt(ctx context.Context, arg sqlcdb.SetNextDialAtParams) error {
 	return p.q.SetNextDialAt(ctx, pgdb.SetNextDialAtParams(arg))
-}
-
-func (p pgQuerier) SetQueuedThrough(ctx context.Context, arg sqlcdb.SetQueuedThroughParams) error {
-	return p.q.SetQueuedThrough(ctx, pgdb.SetQueuedThroughParams(arg))
 }
 
 func (p pgQuerier) SetRedialed(ctx context.Context, arg sqlcdb.SetRedialedParams) (int64, error) {

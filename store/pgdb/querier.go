@@ -23,6 +23,11 @@ type Querier interface {
 	// Campaign @campaign_id has @contacts contacts more with timezone value
 	// @timezone (an import or a redial publishing its counts).
 	AddZoneContacts(ctx context.Context, arg AddZoneContactsParams) error
+	// Moves campaign @id's queue cursor from @from_row on to
+	// @queued_through_row. No row: another claim moved it first (and queues
+	// that chunk); on PostgreSQL this one waited for that claim's commit (the
+	// row's lock) and saw the cursor it left.
+	AdvanceQueuedThrough(ctx context.Context, arg AdvanceQueuedThroughParams) (int64, error)
 	AuthenticateAPIKey(ctx context.Context, keyHash []byte) (AuthenticateAPIKeyRow, error)
 	CampaignCountsByState(ctx context.Context) ([]CampaignCountsByStateRow, error)
 	// The counters of a live snapshot (API.md 10): one row, no definition.
@@ -80,6 +85,8 @@ type Querier interface {
 	ExtendSuppressions(ctx context.Context, arg ExtendSuppressionsParams) error
 	FinalizeContact(ctx context.Context, arg FinalizeContactParams) (int64, error)
 	FindSuppression(ctx context.Context, arg FindSuppressionParams) ([]Suppression, error)
+	// Ends attempt @id, dialing or in flight: no row when it is final already
+	// or was requeued (ApplyStatus ignores the status then).
 	FinishAttempt(ctx context.Context, arg FinishAttemptParams) (int64, error)
 	// One sealed value the database holds (the oldest configuration's
 	// credentials), for checking the server secret at start (none: no row).
@@ -280,7 +287,6 @@ type Querier interface {
 	RunningCampaignIDs(ctx context.Context) ([]int64, error)
 	SaveCompliancePolicy(ctx context.Context, arg SaveCompliancePolicyParams) error
 	SetNextDialAt(ctx context.Context, arg SetNextDialAtParams) error
-	SetQueuedThrough(ctx context.Context, arg SetQueuedThroughParams) error
 	SetRedialed(ctx context.Context, arg SetRedialedParams) (int64, error)
 	SetTelephonyConfigCredentials(ctx context.Context, arg SetTelephonyConfigCredentialsParams) error
 	StartCampaign(ctx context.Context, arg StartCampaignParams) (int64, error)

@@ -33,6 +33,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.addZoneContactsStmt, err = db.PrepareContext(ctx, addZoneContacts); err != nil {
 		return nil, fmt.Errorf("error preparing query AddZoneContacts: %w", err)
 	}
+	if q.advanceQueuedThroughStmt, err = db.PrepareContext(ctx, advanceQueuedThrough); err != nil {
+		return nil, fmt.Errorf("error preparing query AdvanceQueuedThrough: %w", err)
+	}
 	if q.authenticateAPIKeyStmt, err = db.PrepareContext(ctx, authenticateAPIKey); err != nil {
 		return nil, fmt.Errorf("error preparing query AuthenticateAPIKey: %w", err)
 	}
@@ -438,9 +441,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.setNextDialAtStmt, err = db.PrepareContext(ctx, setNextDialAt); err != nil {
 		return nil, fmt.Errorf("error preparing query SetNextDialAt: %w", err)
 	}
-	if q.setQueuedThroughStmt, err = db.PrepareContext(ctx, setQueuedThrough); err != nil {
-		return nil, fmt.Errorf("error preparing query SetQueuedThrough: %w", err)
-	}
 	if q.setRedialedStmt, err = db.PrepareContext(ctx, setRedialed); err != nil {
 		return nil, fmt.Errorf("error preparing query SetRedialed: %w", err)
 	}
@@ -528,6 +528,11 @@ func (q *Queries) Close() error {
 	if q.addZoneContactsStmt != nil {
 		if cerr := q.addZoneContactsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing addZoneContactsStmt: %w", cerr)
+		}
+	}
+	if q.advanceQueuedThroughStmt != nil {
+		if cerr := q.advanceQueuedThroughStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing advanceQueuedThroughStmt: %w", cerr)
 		}
 	}
 	if q.authenticateAPIKeyStmt != nil {
@@ -1205,11 +1210,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing setNextDialAtStmt: %w", cerr)
 		}
 	}
-	if q.setQueuedThroughStmt != nil {
-		if cerr := q.setQueuedThroughStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing setQueuedThroughStmt: %w", cerr)
-		}
-	}
 	if q.setRedialedStmt != nil {
 		if cerr := q.setRedialedStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing setRedialedStmt: %w", cerr)
@@ -1367,6 +1367,7 @@ type Queries struct {
 	activeSuppressionStmt                   *sql.Stmt
 	addCampaignCountsStmt                   *sql.Stmt
 	addZoneContactsStmt                     *sql.Stmt
+	advanceQueuedThroughStmt                *sql.Stmt
 	authenticateAPIKeyStmt                  *sql.Stmt
 	campaignCountsByStateStmt               *sql.Stmt
 	campaignSnapshotStmt                    *sql.Stmt
@@ -1502,7 +1503,6 @@ type Queries struct {
 	runningCampaignIDsStmt                  *sql.Stmt
 	saveCompliancePolicyStmt                *sql.Stmt
 	setNextDialAtStmt                       *sql.Stmt
-	setQueuedThroughStmt                    *sql.Stmt
 	setRedialedStmt                         *sql.Stmt
 	setTelephonyConfigCredentialsStmt       *sql.Stmt
 	startCampaignStmt                       *sql.Stmt
@@ -1535,6 +1535,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		activeSuppressionStmt:                   q.activeSuppressionStmt,
 		addCampaignCountsStmt:                   q.addCampaignCountsStmt,
 		addZoneContactsStmt:                     q.addZoneContactsStmt,
+		advanceQueuedThroughStmt:                q.advanceQueuedThroughStmt,
 		authenticateAPIKeyStmt:                  q.authenticateAPIKeyStmt,
 		campaignCountsByStateStmt:               q.campaignCountsByStateStmt,
 		campaignSnapshotStmt:                    q.campaignSnapshotStmt,
@@ -1670,7 +1671,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		runningCampaignIDsStmt:                  q.runningCampaignIDsStmt,
 		saveCompliancePolicyStmt:                q.saveCompliancePolicyStmt,
 		setNextDialAtStmt:                       q.setNextDialAtStmt,
-		setQueuedThroughStmt:                    q.setQueuedThroughStmt,
 		setRedialedStmt:                         q.setRedialedStmt,
 		setTelephonyConfigCredentialsStmt:       q.setTelephonyConfigCredentialsStmt,
 		startCampaignStmt:                       q.startCampaignStmt,
