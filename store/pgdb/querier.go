@@ -324,6 +324,8 @@ type Querier interface {
 	UpdateLog(ctx context.Context, arg UpdateLogParams) error
 	UpdatePhoneNumber(ctx context.Context, arg UpdatePhoneNumberParams) (PhoneNumber, error)
 	UpdateTelephonyConfig(ctx context.Context, arg UpdateTelephonyConfigParams) error
+	// Writes only what the update changes (NULL keeps the column): a rename
+	// and a definition change at once, on any nodes, both stay.
 	UpdateWorkflow(ctx context.Context, arg UpdateWorkflowParams) (Workflow, error)
 	// For the uploads retention sweep (store/uploads.go): per object key
 	// campaigns were created from (source_id), when the newest visible one was
