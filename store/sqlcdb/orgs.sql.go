@@ -63,7 +63,8 @@ func (q *Queries) CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (Api
 }
 
 const createOrganization = `-- name: CreateOrganization :one
-INSERT INTO organizations (name, created_at) VALUES (?1, ?2) RETURNING id, name, created_at
+INSERT INTO organizations (name, created_at) VALUES (?1, ?2)
+ON CONFLICT (name) DO NOTHING RETURNING id, name, created_at
 `
 
 type CreateOrganizationParams struct {
@@ -71,6 +72,8 @@ type CreateOrganizationParams struct {
 	CreatedAt int64
 }
 
+// No row when an organization of that name exists (one created at once by
+// another transaction: this insert waited for its commit).
 func (q *Queries) CreateOrganization(ctx context.Context, arg CreateOrganizationParams) (Organization, error) {
 	row := q.queryRow(ctx, q.createOrganizationStmt, createOrganization, arg.Name, arg.CreatedAt)
 	var i Organization

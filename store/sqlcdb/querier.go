@@ -66,6 +66,8 @@ type Querier interface {
 	CountWorkflows(ctx context.Context, organizationID int64) (int64, error)
 	CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (ApiKey, error)
 	CreateConsoleSession(ctx context.Context, arg CreateConsoleSessionParams) (int64, error)
+	// No row when an organization of that name exists (one created at once by
+	// another transaction: this insert waited for its commit).
 	CreateOrganization(ctx context.Context, arg CreateOrganizationParams) (Organization, error)
 	CreateSignInLink(ctx context.Context, arg CreateSignInLinkParams) error
 	DeleteConsoleSession(ctx context.Context, tokenHash []byte) (int64, error)
