@@ -35,6 +35,8 @@ WHERE id = @id AND state = 'dialing';
 SELECT * FROM call_attempts WHERE id = @id;
 
 -- name: FinishAttempt :execrows
+-- Ends attempt @id, dialing or in flight: no row when it is final already
+-- or was requeued (ApplyStatus ignores the status then).
 UPDATE call_attempts
 SET state = 'done', outcome = @outcome, raw_status = @raw_status, answered_by = COALESCE(@answered_by, answered_by),
     error = @error, ended_at = @ended_at, duration_seconds = @duration_seconds,
@@ -42,7 +44,7 @@ SET state = 'done', outcome = @outcome, raw_status = @raw_status, answered_by = 
     provider_call_id = CASE WHEN provider_call_id IS NULL OR provider_call_id = @replaces
         THEN COALESCE(@provider_call_id, provider_call_id) ELSE provider_call_id END,
     compliance = COALESCE(sqlc.narg('compliance'), compliance)
-WHERE id = @id AND state != 'done';
+WHERE id = @id AND state IN ('dialing', 'in_flight');
 
 -- name: NoteAttemptProgress :execrows
 UPDATE call_attempts

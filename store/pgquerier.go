@@ -34,6 +34,10 @@ func (p pgQuerier) AddZoneContacts(ctx context.Context, arg sqlcdb.AddZoneContac
 	return p.q.AddZoneContacts(ctx, pgdb.AddZoneContactsParams(arg))
 }
 
+func (p pgQuerier) AdvanceQueuedThrough(ctx context.Context, arg sqlcdb.AdvanceQueuedThroughParams) (int64, error) {
+	return p.q.AdvanceQueuedThrough(ctx, pgdb.AdvanceQueuedThroughParams(arg))
+}
+
 func (p pgQuerier) AuthenticateAPIKey(ctx context.Context, keyHash []byte) (sqlcdb.AuthenticateAPIKeyRow, error) {
 	r, err := p.q.AuthenticateAPIKey(ctx, keyHash)
 	return sqlcdb.AuthenticateAPIKeyRow(r), err
@@ -565,6 +569,19 @@ func (p pgQuerier) LiveConsoleSessionIDs(ctx context.Context, arg sqlcdb.LiveCon
 	return p.q.LiveConsoleSessionIDs(ctx, pgdb.LiveConsoleSessionIDsParams(arg))
 }
 
+func (p pgQuerier) LockAttempt(ctx context.Context, id int64) (sqlcdb.CallAttempt, error) {
+	r, err := p.q.LockAttempt(ctx, id)
+	return sqlcdb.CallAttempt(r), err
+}
+
+func (p pgQuerier) LockCampaign(ctx context.Context, id int64) (int64, error) {
+	return p.q.LockCampaign(ctx, id)
+}
+
+func (p pgQuerier) LockKey(ctx context.Context, key string) error {
+	return p.q.LockKey(ctx, key)
+}
+
 func (p pgQuerier) LockOrganization(ctx context.Context, id int64) (int64, error) {
 	return p.q.LockOrganization(ctx, id)
 }
@@ -790,10 +807,6 @@ func (p pgQuerier) SaveCompliancePolicy(ctx context.Context, arg sqlcdb.SaveComp
 
 func (p pgQuerier) SetNextDialAt(ctx context.Context, arg sqlcdb.SetNextDialAtParams) error {
 	return p.q.SetNextDialAt(ctx, pgdb.SetNextDialAtParams(arg))
-}
-
-func (p pgQuerier) SetQueuedThrough(ctx context.Context, arg sqlcdb.SetQueuedThroughParams) error {
-	return p.q.SetQueuedThrough(ctx, pgdb.SetQueuedThroughParams(arg))
 }
 
 func (p pgQuerier) SetRedialed(ctx context.Context, arg sqlcdb.SetRedialedParams) (int64, error) {

@@ -146,9 +146,8 @@ func (e *postgresEngine) isUniqueViolation(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "23505"
 }
 
-// isRetryable reports whether err is SQLSTATE 40P01 (deadlock detected)
-// or 40001 (serialization failure): the transaction was rolled back and
-// may be run again.
+// isRetryable reports whether err is SQLSTATE 40P01 (deadlock detected) or
+// 40001 (serialization failure).
 func (e *postgresEngine) isRetryable(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")

@@ -23,6 +23,11 @@ type Querier interface {
 	// Campaign @campaign_id has @contacts contacts more with timezone value
 	// @timezone (an import or a redial publishing its counts).
 	AddZoneContacts(ctx context.Context, arg AddZoneContactsParams) error
+	// Moves campaign @id's queue cursor from @from_row on to
+	// @queued_through_row. No row: another claim moved it first (and queues
+	// that chunk); on PostgreSQL this one waited for that claim's commit (the
+	// row's lock) and saw the cursor it left.
+	AdvanceQueuedThrough(ctx context.Context, arg AdvanceQueuedThroughParams) (int64, error)
 	AuthenticateAPIKey(ctx context.Context, keyHash []byte) (AuthenticateAPIKeyRow, error)
 	CampaignCountsByState(ctx context.Context) ([]CampaignCountsByStateRow, error)
 	// The counters of a live snapshot (API.md 10): one row, no definition.
@@ -62,6 +67,8 @@ type Querier interface {
 	CountWorkflows(ctx context.Context, organizationID int64) (int64, error)
 	CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (ApiKey, error)
 	CreateConsoleSession(ctx context.Context, arg CreateConsoleSessionParams) (int64, error)
+	// No row when an organization of that name exists (one created at once by
+	// another transaction: this insert waited for its commit).
 	CreateOrganization(ctx context.Context, arg CreateOrganizationParams) (Organization, error)
 	CreateSignInLink(ctx context.Context, arg CreateSignInLinkParams) error
 	DeleteConsoleSession(ctx context.Context, tokenHash []byte) (int64, error)
@@ -80,6 +87,8 @@ type Querier interface {
 	ExtendSuppressions(ctx context.Context, arg ExtendSuppressionsParams) error
 	FinalizeContact(ctx context.Context, arg FinalizeContactParams) (int64, error)
 	FindSuppression(ctx context.Context, arg FindSuppressionParams) ([]Suppression, error)
+	// Ends attempt @id, dialing or in flight: no row when it is final already
+	// or was requeued (ApplyStatus ignores the status then).
 	FinishAttempt(ctx context.Context, arg FinishAttemptParams) (int64, error)
 	// One sealed value the database holds (the oldest configuration's
 	// credentials), for checking the server secret at start (none: no row).
@@ -165,9 +174,28 @@ type Querier interface {
 	// Of the sessions ids, those not expired at now whose key is not revoked
 	// (an event stream's credential check; the conditions of GetConsoleSession).
 	LiveConsoleSessionIDs(ctx context.Context, arg LiveConsoleSessionIDsParams) ([]int64, error)
-	// Serializes the organization's limit-checked writes (count, then insert)
-	// across nodes: the row lock is held until the transaction ends, so a
-	// second writer counts after the first committed.
+	// Reads attempt @id and holds it until the transaction ends: a final status
+	// decides on what it read (state, verdict, attempt number), and a second
+	// status for the same attempt, on any node, reads it after this one
+	// committed.
+	LockAttempt(ctx context.Context, id int64) (CallAttempt, error)
+	// Serializes the writes that read a campaign's row before they change it
+	// (a transition naming the state it left, a settings change).
+	LockCampaign(ctx context.Context, id int64) (int64, error)
+	// A transaction-level advisory lock on @key (a text naming what it guards,
+	// hashed to 64 bits: two keys of equal hash only wait for each other),
+	// released at commit or rollback.
+	LockKey(ctx context.Context, key string) error
+	// PostgreSQL queries of the store's locks (store/locks.go; SQLite's are
+	// no-ops, queries/sqlite/locks.sql). Each lock is held until the
+	// transaction ends, at its commit or rollback: no session state is left
+	// behind (nodes work behind PgBouncer in transaction pooling). Row locks
+	// are FOR NO KEY UPDATE, the lock an UPDATE of the row takes: two lockers
+	// take turns, an UPDATE of the row waits for the holder, and an INSERT
+	// elsewhere whose foreign key names the row (FOR KEY SHARE) does not wait.
+	// Serializes the organization's read-then-write settings (a limit's count,
+	// then insert; the policy's version; the default configuration): a second
+	// writer reads after the first committed.
 	LockOrganization(ctx context.Context, id int64) (int64, error)
 	LogsAfterID(ctx context.Context, arg LogsAfterIDParams) ([]CampaignLog, error)
 	MarkAttemptPlaced(ctx context.Context, arg MarkAttemptPlacedParams) (int64, error)
@@ -261,7 +289,6 @@ type Querier interface {
 	RunningCampaignIDs(ctx context.Context) ([]int64, error)
 	SaveCompliancePolicy(ctx context.Context, arg SaveCompliancePolicyParams) error
 	SetNextDialAt(ctx context.Context, arg SetNextDialAtParams) error
-	SetQueuedThrough(ctx context.Context, arg SetQueuedThroughParams) error
 	SetRedialed(ctx context.Context, arg SetRedialedParams) (int64, error)
 	SetTelephonyConfigCredentials(ctx context.Context, arg SetTelephonyConfigCredentialsParams) error
 	StartCampaign(ctx context.Context, arg StartCampaignParams) (int64, error)
@@ -299,6 +326,8 @@ type Querier interface {
 	UpdateLog(ctx context.Context, arg UpdateLogParams) error
 	UpdatePhoneNumber(ctx context.Context, arg UpdatePhoneNumberParams) (PhoneNumber, error)
 	UpdateTelephonyConfig(ctx context.Context, arg UpdateTelephonyConfigParams) error
+	// Writes only what the update changes (NULL keeps the column): a rename
+	// and a definition change at once, on any nodes, both stay.
 	UpdateWorkflow(ctx context.Context, arg UpdateWorkflowParams) (Workflow, error)
 	// For the uploads retention sweep (store/uploads.go): per object key
 	// campaigns were created from (source_id), when the newest visible one was

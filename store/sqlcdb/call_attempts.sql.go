@@ -174,7 +174,7 @@ SET state = 'done', outcome = ?1, raw_status = ?2, answered_by = COALESCE(?3, an
     provider_call_id = CASE WHEN provider_call_id IS NULL OR provider_call_id = ?9
         THEN COALESCE(?10, provider_call_id) ELSE provider_call_id END,
     compliance = COALESCE(?11, compliance)
-WHERE id = ?12 AND state != 'done'
+WHERE id = ?12 AND state IN ('dialing', 'in_flight')
 `
 
 type FinishAttemptParams struct {
@@ -192,6 +192,8 @@ type FinishAttemptParams struct {
 	ID              int64
 }
 
+// Ends attempt @id, dialing or in flight: no row when it is final already
+// or was requeued (ApplyStatus ignores the status then).
 func (q *Queries) FinishAttempt(ctx context.Context, arg FinishAttemptParams) (int64, error) {
 	result, err := q.exec(ctx, q.finishAttemptStmt, finishAttempt,
 		arg.Outcome,

@@ -33,6 +33,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.addZoneContactsStmt, err = db.PrepareContext(ctx, addZoneContacts); err != nil {
 		return nil, fmt.Errorf("error preparing query AddZoneContacts: %w", err)
 	}
+	if q.advanceQueuedThroughStmt, err = db.PrepareContext(ctx, advanceQueuedThrough); err != nil {
+		return nil, fmt.Errorf("error preparing query AdvanceQueuedThrough: %w", err)
+	}
 	if q.authenticateAPIKeyStmt, err = db.PrepareContext(ctx, authenticateAPIKey); err != nil {
 		return nil, fmt.Errorf("error preparing query AuthenticateAPIKey: %w", err)
 	}
@@ -297,6 +300,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.liveConsoleSessionIDsStmt, err = db.PrepareContext(ctx, liveConsoleSessionIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query LiveConsoleSessionIDs: %w", err)
 	}
+	if q.lockAttemptStmt, err = db.PrepareContext(ctx, lockAttempt); err != nil {
+		return nil, fmt.Errorf("error preparing query LockAttempt: %w", err)
+	}
+	if q.lockCampaignStmt, err = db.PrepareContext(ctx, lockCampaign); err != nil {
+		return nil, fmt.Errorf("error preparing query LockCampaign: %w", err)
+	}
+	if q.lockKeyStmt, err = db.PrepareContext(ctx, lockKey); err != nil {
+		return nil, fmt.Errorf("error preparing query LockKey: %w", err)
+	}
 	if q.lockOrganizationStmt, err = db.PrepareContext(ctx, lockOrganization); err != nil {
 		return nil, fmt.Errorf("error preparing query LockOrganization: %w", err)
 	}
@@ -429,9 +441,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.setNextDialAtStmt, err = db.PrepareContext(ctx, setNextDialAt); err != nil {
 		return nil, fmt.Errorf("error preparing query SetNextDialAt: %w", err)
 	}
-	if q.setQueuedThroughStmt, err = db.PrepareContext(ctx, setQueuedThrough); err != nil {
-		return nil, fmt.Errorf("error preparing query SetQueuedThrough: %w", err)
-	}
 	if q.setRedialedStmt, err = db.PrepareContext(ctx, setRedialed); err != nil {
 		return nil, fmt.Errorf("error preparing query SetRedialed: %w", err)
 	}
@@ -519,6 +528,11 @@ func (q *Queries) Close() error {
 	if q.addZoneContactsStmt != nil {
 		if cerr := q.addZoneContactsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing addZoneContactsStmt: %w", cerr)
+		}
+	}
+	if q.advanceQueuedThroughStmt != nil {
+		if cerr := q.advanceQueuedThroughStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing advanceQueuedThroughStmt: %w", cerr)
 		}
 	}
 	if q.authenticateAPIKeyStmt != nil {
@@ -961,6 +975,21 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing liveConsoleSessionIDsStmt: %w", cerr)
 		}
 	}
+	if q.lockAttemptStmt != nil {
+		if cerr := q.lockAttemptStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing lockAttemptStmt: %w", cerr)
+		}
+	}
+	if q.lockCampaignStmt != nil {
+		if cerr := q.lockCampaignStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing lockCampaignStmt: %w", cerr)
+		}
+	}
+	if q.lockKeyStmt != nil {
+		if cerr := q.lockKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing lockKeyStmt: %w", cerr)
+		}
+	}
 	if q.lockOrganizationStmt != nil {
 		if cerr := q.lockOrganizationStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing lockOrganizationStmt: %w", cerr)
@@ -1181,11 +1210,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing setNextDialAtStmt: %w", cerr)
 		}
 	}
-	if q.setQueuedThroughStmt != nil {
-		if cerr := q.setQueuedThroughStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing setQueuedThroughStmt: %w", cerr)
-		}
-	}
 	if q.setRedialedStmt != nil {
 		if cerr := q.setRedialedStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing setRedialedStmt: %w", cerr)
@@ -1343,6 +1367,7 @@ type Queries struct {
 	activeSuppressionStmt                   *sql.Stmt
 	addCampaignCountsStmt                   *sql.Stmt
 	addZoneContactsStmt                     *sql.Stmt
+	advanceQueuedThroughStmt                *sql.Stmt
 	authenticateAPIKeyStmt                  *sql.Stmt
 	campaignCountsByStateStmt               *sql.Stmt
 	campaignSnapshotStmt                    *sql.Stmt
@@ -1431,6 +1456,9 @@ type Queries struct {
 	listWorkflowsStmt                       *sql.Stmt
 	liveAPIKeyIDsStmt                       *sql.Stmt
 	liveConsoleSessionIDsStmt               *sql.Stmt
+	lockAttemptStmt                         *sql.Stmt
+	lockCampaignStmt                        *sql.Stmt
+	lockKeyStmt                             *sql.Stmt
 	lockOrganizationStmt                    *sql.Stmt
 	logsAfterIDStmt                         *sql.Stmt
 	markAttemptPlacedStmt                   *sql.Stmt
@@ -1475,7 +1503,6 @@ type Queries struct {
 	runningCampaignIDsStmt                  *sql.Stmt
 	saveCompliancePolicyStmt                *sql.Stmt
 	setNextDialAtStmt                       *sql.Stmt
-	setQueuedThroughStmt                    *sql.Stmt
 	setRedialedStmt                         *sql.Stmt
 	setTelephonyConfigCredentialsStmt       *sql.Stmt
 	startCampaignStmt                       *sql.Stmt
@@ -1508,6 +1535,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		activeSuppressionStmt:                   q.activeSuppressionStmt,
 		addCampaignCountsStmt:                   q.addCampaignCountsStmt,
 		addZoneContactsStmt:                     q.addZoneContactsStmt,
+		advanceQueuedThroughStmt:                q.advanceQueuedThroughStmt,
 		authenticateAPIKeyStmt:                  q.authenticateAPIKeyStmt,
 		campaignCountsByStateStmt:               q.campaignCountsByStateStmt,
 		campaignSnapshotStmt:                    q.campaignSnapshotStmt,
@@ -1596,6 +1624,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listWorkflowsStmt:                       q.listWorkflowsStmt,
 		liveAPIKeyIDsStmt:                       q.liveAPIKeyIDsStmt,
 		liveConsoleSessionIDsStmt:               q.liveConsoleSessionIDsStmt,
+		lockAttemptStmt:                         q.lockAttemptStmt,
+		lockCampaignStmt:                        q.lockCampaignStmt,
+		lockKeyStmt:                             q.lockKeyStmt,
 		lockOrganizationStmt:                    q.lockOrganizationStmt,
 		logsAfterIDStmt:                         q.logsAfterIDStmt,
 		markAttemptPlacedStmt:                   q.markAttemptPlacedStmt,
@@ -1640,7 +1671,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		runningCampaignIDsStmt:                  q.runningCampaignIDsStmt,
 		saveCompliancePolicyStmt:                q.saveCompliancePolicyStmt,
 		setNextDialAtStmt:                       q.setNextDialAtStmt,
-		setQueuedThroughStmt:                    q.setQueuedThroughStmt,
 		setRedialedStmt:                         q.setRedialedStmt,
 		setTelephonyConfigCredentialsStmt:       q.setTelephonyConfigCredentialsStmt,
 		startCampaignStmt:                       q.startCampaignStmt,

@@ -23,6 +23,11 @@ type Querier interface {
 	// Campaign @campaign_id has @contacts contacts more with timezone value
 	// @timezone (an import or a redial publishing its counts).
 	AddZoneContacts(ctx context.Context, arg AddZoneContactsParams) error
+	// Moves campaign @id's queue cursor from @from_row on to
+	// @queued_through_row. No row: another claim moved it first (and queues
+	// that chunk); on PostgreSQL this one waited for that claim's commit (the
+	// row's lock) and saw the cursor it left.
+	AdvanceQueuedThrough(ctx context.Context, arg AdvanceQueuedThroughParams) (int64, error)
 	AuthenticateAPIKey(ctx context.Context, keyHash []byte) (AuthenticateAPIKeyRow, error)
 	CampaignCountsByState(ctx context.Context) ([]CampaignCountsByStateRow, error)
 	// The counters of a live snapshot (API.md 10): one row, no definition.
@@ -61,6 +66,8 @@ type Querier interface {
 	CountWorkflows(ctx context.Context, organizationID int64) (int64, error)
 	CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (ApiKey, error)
 	CreateConsoleSession(ctx context.Context, arg CreateConsoleSessionParams) (int64, error)
+	// No row when an organization of that name exists (one created at once by
+	// another transaction: this insert waited for its commit).
 	CreateOrganization(ctx context.Context, arg CreateOrganizationParams) (Organization, error)
 	CreateSignInLink(ctx context.Context, arg CreateSignInLinkParams) error
 	DeleteConsoleSession(ctx context.Context, tokenHash []byte) (int64, error)
@@ -79,6 +86,8 @@ type Querier interface {
 	ExtendSuppressions(ctx context.Context, arg ExtendSuppressionsParams) error
 	FinalizeContact(ctx context.Context, arg FinalizeContactParams) (int64, error)
 	FindSuppression(ctx context.Context, arg FindSuppressionParams) ([]Suppression, error)
+	// Ends attempt @id, dialing or in flight: no row when it is final already
+	// or was requeued (ApplyStatus ignores the status then).
 	FinishAttempt(ctx context.Context, arg FinishAttemptParams) (int64, error)
 	// One sealed value the database holds (the oldest configuration's
 	// credentials), for checking the server secret at start (none: no row).
@@ -164,8 +173,14 @@ type Querier interface {
 	// Of the sessions ids, those not expired at now whose key is not revoked
 	// (an event stream's credential check; the conditions of GetConsoleSession).
 	LiveConsoleSessionIDs(ctx context.Context, arg LiveConsoleSessionIDsParams) ([]int64, error)
-	// Serializes the organization's limit-checked writes (count, then insert)
-	// on PostgreSQL; SQLite's single writer serializes every write already.
+	LockAttempt(ctx context.Context, id int64) (CallAttempt, error)
+	LockCampaign(ctx context.Context, id int64) (int64, error)
+	LockKey(ctx context.Context, key string) error
+	// SQLite queries of the store's locks (store/locks.go; see
+	// queries/postgres/locks.sql). SQLite runs one write transaction at a time
+	// (IMMEDIATE, on every store's writer of the file), so the locks are
+	// already held: these read the row they name, or nothing, and cost a few
+	// microseconds.
 	LockOrganization(ctx context.Context, id int64) (int64, error)
 	LogsAfterID(ctx context.Context, arg LogsAfterIDParams) ([]CampaignLog, error)
 	MarkAttemptPlaced(ctx context.Context, arg MarkAttemptPlacedParams) (int64, error)
@@ -259,7 +274,6 @@ type Querier interface {
 	RunningCampaignIDs(ctx context.Context) ([]int64, error)
 	SaveCompliancePolicy(ctx context.Context, arg SaveCompliancePolicyParams) error
 	SetNextDialAt(ctx context.Context, arg SetNextDialAtParams) error
-	SetQueuedThrough(ctx context.Context, arg SetQueuedThroughParams) error
 	SetRedialed(ctx context.Context, arg SetRedialedParams) (int64, error)
 	SetTelephonyConfigCredentials(ctx context.Context, arg SetTelephonyConfigCredentialsParams) error
 	StartCampaign(ctx context.Context, arg StartCampaignParams) (int64, error)
@@ -297,6 +311,8 @@ type Querier interface {
 	UpdateLog(ctx context.Context, arg UpdateLogParams) error
 	UpdatePhoneNumber(ctx context.Context, arg UpdatePhoneNumberParams) (PhoneNumber, error)
 	UpdateTelephonyConfig(ctx context.Context, arg UpdateTelephonyConfigParams) error
+	// Writes only what the update changes (NULL keeps the column): a rename
+	// and a definition change at once, on any nodes, both stay.
 	UpdateWorkflow(ctx context.Context, arg UpdateWorkflowParams) (Workflow, error)
 	// For the uploads retention sweep (store/uploads.go): per object key
 	// campaigns were created from (source_id), when the newest visible one was
