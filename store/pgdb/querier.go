@@ -38,9 +38,11 @@ type Querier interface {
 	// The fencing check of a claim or a placement write, in its transaction:
 	// a row when @node holds campaign @campaign_id's lease with @generation
 	// (none otherwise), saying whether the campaign is stopped (paused or
-	// ended, on any node). The lease row is locked FOR SHARE until the transaction ends, so a
-	// takeover (an UPDATE of the row) waits for the claim to commit and then
-	// sees what it claimed.
+	// ended, on any node). The lease row and the campaign's are locked FOR
+	// SHARE until the transaction ends: a take-over (an UPDATE of the lease)
+	// waits for the claim to commit and then sees what it claimed, and a pause
+	// on another node (which locks the campaign's row) either commits first,
+	// and the claim sees it, or waits for the claim.
 	CheckLease(ctx context.Context, arg CheckLeaseParams) (int64, error)
 	// PostgreSQL queries of call_attempts.sql that differ between dialects (see sqlc.yaml).
 	ClaimAttempts(ctx context.Context, arg ClaimAttemptsParams) ([]CallAttempt, error)
