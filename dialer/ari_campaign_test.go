@@ -70,20 +70,31 @@ const ariAgentWorkflow = `{"agent_url":"wss://agent.example/ws","nodes":[
 // answered calls to a voice agent.
 func ariAgentCampaign(h *harness, n int, s store.Settings) *store.Campaign {
 	h.t.Helper()
+	return ariAgentCampaignFrom(h, 0, n, s)
+}
+
+// ariAgentCampaignFrom is ariAgentCampaign of the numbers number(first) to
+// number(first+n-1); its campaign and workflow are named after first.
+func ariAgentCampaignFrom(h *harness, first, n int, s store.Settings) *store.Campaign {
+	h.t.Helper()
 	ctx := context.Background()
-	wf, err := h.db.CreateWorkflow(ctx, h.org, "agent", []byte(ariAgentWorkflow))
+	name := "agent"
+	if first > 0 {
+		name = fmt.Sprintf("agent-%d", first)
+	}
+	wf, err := h.db.CreateWorkflow(ctx, h.org, name, []byte(ariAgentWorkflow))
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	s.Name = "agent"
+	s.Name = name
 	if s.RateLimitPerSecond == 0 {
 		s.RateLimitPerSecond = 1000
 	}
-	c, err := h.db.CreateCampaign(ctx, h.org, store.NewCampaign{Settings: s, WorkflowID: wf.ID, WorkflowName: "agent",
+	c, err := h.db.CreateCampaign(ctx, h.org, store.NewCampaign{Settings: s, WorkflowID: wf.ID, WorkflowName: name,
 		WorkflowDefinition: []byte(ariAgentWorkflow), TelephonyConfigurationID: h.cfgID, SourceID: "test"},
 		func(add func(store.ContactInput) error) ([]string, error) {
-			for i := 0; i < n; i++ {
-				if err := add(store.ContactInput{Row: i + 2, PhoneNumber: number(i),
+			for i := first; i < first+n; i++ {
+				if err := add(store.ContactInput{Row: i - first + 2, PhoneNumber: number(i),
 					Context: map[string]string{"first_name": fmt.Sprintf("P%d", i)}}); err != nil {
 					return nil, err
 				}

@@ -80,6 +80,7 @@ type Engine struct {
 	watch    watcher      // the live streams' watcher (watch.go)
 	unstored heldStatuses // final statuses not stored yet (unstored.go)
 	leases   leases       // the campaigns this node holds (lease.go)
+	streams  streams      // the event streams taking turns with other nodes (streams.go)
 	notes    notes        // notifications to the other nodes (notes.go)
 }
 

@@ -21,7 +21,7 @@ func (e *Engine) startEventsLocked(configID int64, c carrier.Carrier) context.Ca
 	e.events.Add(1)
 	go func() {
 		defer e.events.Done()
-		src.Events(ctx, eventSink{e: e, configID: configID})
+		e.runEvents(ctx, configID, src) // streams.go
 	}()
 	return cancel
 }
@@ -54,15 +54,21 @@ func (s eventSink) Status(ctx context.Context, attemptID int64, st carrier.Statu
 	s.e.finish(ctx, a.CampaignID, attemptID, st, "", fromProvider)
 }
 
-// InFlight returns the attempts in flight through the sink's configuration.
+// InFlight returns the attempts in flight through the sink's
+// configuration; when nodes share the database, also those being placed
+// (dialing), which another node may be placing without following them
+// (streams.go). On one node the carrier follows what it is placing itself.
 func (s eventSink) InFlight(ctx context.Context) ([]carrier.FollowedCall, error) {
 	list, err := s.e.db.InFlightAttempts(ctx, s.configID)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]carrier.FollowedCall, len(list))
-	for i, a := range list {
-		out[i] = carrier.FollowedCall{AttemptID: a.ID, Answered: a.Answered}
+	out := make([]carrier.FollowedCall, 0, len(list))
+	for _, a := range list {
+		if a.Dialing && !s.e.db.Shared() {
+			continue
+		}
+		out = append(out, carrier.FollowedCall{AttemptID: a.ID, Answered: a.Answered, Placing: a.Dialing})
 	}
 	return out, nil
 }

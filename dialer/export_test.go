@@ -17,6 +17,15 @@ func (e *Engine) RenewLeasesNow(ctx context.Context) {
 	e.adoptOrphans(ctx)
 }
 
+// RenewStreamsNow renews the engine's event stream leases and has its
+// streams waiting for one try to take it, as the renewal loop does every
+// third of the lease's TTL.
+func (e *Engine) RenewStreamsNow(ctx context.Context) { e.renewStreams(ctx) }
+
+// HoldsStream reports whether the engine holds telephony configuration
+// configID's event stream lease.
+func (e *Engine) HoldsStream(configID int64) bool { return e.holdsStream(configID) }
+
 // Dials reports whether the engine has a runner for campaign id.
 func (e *Engine) Dials(id int64) bool { return e.hasRunner(id) }
 

@@ -199,8 +199,9 @@ func (e *Engine) stopLeases() {
 	}
 }
 
-// renewLoop renews the leases held every third of their TTL and looks for
-// campaigns no node dials.
+// renewLoop renews the leases held every third of their TTL (the
+// campaigns' and the event streams', streams.go) and looks for campaigns no
+// node dials and event streams no node holds.
 func (e *Engine) renewLoop(ctx context.Context) {
 	t := time.NewTicker(e.leaseTTL() / 3)
 	defer t.Stop()
@@ -211,6 +212,7 @@ func (e *Engine) renewLoop(ctx context.Context) {
 		case <-t.C:
 		}
 		e.renew(ctx)
+		e.renewStreams(ctx)
 		e.adoptOrphans(ctx)
 	}
 }
@@ -244,6 +246,11 @@ func (e *Engine) renew(ctx context.Context) {
 	for _, id := range gone {
 		e.lost(id)
 	}
+	// A lease kept for calls in flight after its runner ended (a paused
+	// campaign) goes back once they are over, wherever they ended.
+	for id := range gens {
+		e.releaseIfIdle(ctx, id)
+	}
 	// Slots freed by statuses other nodes applied are counted again.
 	e.recountAll()
 }
@@ -268,6 +275,7 @@ const (
 	noteConfig   = "f" // telephony configuration id: changed or deleted
 	noteBackoff  = "b" // telephony configuration id: its provider refused (extra: until, unix ms)
 	noteEnded    = "e" // campaign id: a call ended (extra: the EndedCall, JSON)
+	noteStream   = "s" // telephony configuration id: its event stream lease was handed back: take it
 )
 
 // notify tells every node (this one too, which ignores its own) that
@@ -288,6 +296,7 @@ func (e *Engine) notify(ctx context.Context, kind string, id int64, extra ...str
 func (e *Engine) noted(ctx context.Context, payload string) {
 	if payload == "" {
 		e.adoptOrphans(ctx)
+		e.pokeStreams(0)
 		e.recountAll()
 		return
 	}
@@ -303,6 +312,9 @@ func (e *Engine) noted(ctx context.Context, payload string) {
 	switch kind {
 	case noteConfig:
 		e.forgetConfig(id)
+		return
+	case noteStream:
+		e.pokeStreams(id)
 		return
 	case noteBackoff:
 		if len(f) == 4 {
@@ -326,6 +338,8 @@ func (e *Engine) noted(ctx context.Context, payload string) {
 		r.poke(true)
 	case kind == noteReleased:
 		e.wake(id)
+	default:
+		e.releaseIfIdle(ctx, id)
 	}
 }
 
@@ -346,4 +360,17 @@ func (e *Engine) hasRunner(id int64) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.runners[id] != nil
+}
+
+// releaseIfIdle hands campaign id's lease back when no runner of this node
+// dials it and the database has none of its calls dialing or in flight
+// (the count of record: statuses other nodes applied are in it): another
+// node may take the campaign when it runs again, and dialed_by is null.
+func (e *Engine) releaseIfIdle(ctx context.Context, id int64) {
+	if e.hasRunner(id) || e.lease(id).Node == "" {
+		return
+	}
+	if n, err := e.db.CountActiveAttempts(ctx, id); err == nil && n == 0 {
+		e.release(ctx, id)
+	}
 }

@@ -82,9 +82,10 @@ func (e *Engine) reconcile(ctx context.Context, c *store.Campaign, a *store.Atte
 // with no provider call id to ask about it ends unknown and is never
 // placed again. One whose call id is known (a status webhook came before
 // the holder could record the placement) was placed: it is recorded in
-// flight like the others. An in-flight attempt is asked about; a final
-// answer is applied, and the others stay in flight (their statuses still
-// arrive, on any node, and the deadline reconciles them).
+// flight like the others. An in-flight attempt is asked about (unless an
+// event stream shared by the nodes follows it); a final answer is applied,
+// and the others stay in flight (their statuses still arrive, on any node,
+// and the deadline reconciles them).
 func (e *Engine) takeOver(ctx context.Context, id int64, l store.Lease) error {
 	list, err := e.db.UnfinishedAttemptsOf(ctx, id)
 	if err != nil || len(list) == 0 {
@@ -115,6 +116,14 @@ func (e *Engine) takeOver(ctx context.Context, id int64, l store.Lease) error {
 		}
 		car, _, err := e.carrierFor(ctx, c.OrganizationID, c.TelephonyConfigurationID)
 		if err != nil {
+			continue
+		}
+		if _, ok := car.(carrier.SharedEventSource); ok && e.db.Shared() {
+			// The configuration's event stream follows the call, on
+			// whichever node holds it (streams.go), and looks up every
+			// call in flight when it connects; a lookup here, where the
+			// call may not be followed, could only end it knowing less
+			// (a call gone, not known answered, ends unknown).
 			continue
 		}
 		if st, err := car.Query(ctx, *a.ProviderCallID); err == nil && st.Final {

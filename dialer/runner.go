@@ -95,13 +95,25 @@ func (r *runner) isHalted() bool { return r.halted.Load() }
 
 func (r *runner) run(ctx context.Context) {
 	l, ok := r.e.acquire(ctx, r.id)
-	if !ok {
+	for !ok {
 		// Another node dials the campaign (or the lease could not be
-		// taken: the scan of orphaned campaigns tries again).
-		r.exit(ctx)
-		return
+		// taken: the scan of orphaned campaigns tries again). A wake that
+		// came meanwhile (the other node changed the campaign, or handed
+		// its lease back) keeps the runner: exit does not remove it then,
+		// so it tries again rather than stay in the engine's map, never
+		// running, where every later wake would only poke it.
+		if r.exit(ctx) {
+			return
+		}
+		l, ok = r.e.acquire(ctx, r.id)
 	}
 	r.lease = l
+	// The campaign's slots as the database has them: a count this node
+	// kept while another node dialed it (statuses it applied) means
+	// nothing now.
+	if err := r.e.recount(ctx, r.id, r.cs); err != nil {
+		r.recount.Store(true)
+	}
 	if d, err := r.e.db.NextDeadline(ctx, r.id); err == nil {
 		r.setDeadline(d)
 	}
@@ -113,11 +125,7 @@ func (r *runner) run(ctx context.Context) {
 		if finished {
 			if r.exit(ctx) {
 				r.e.watchDeadline(ctx, r.id)
-				if r.cs.inUse() <= 0 && !r.e.hasRunner(r.id) {
-					// Nothing left to watch: another node may take the
-					// campaign when it runs again.
-					r.e.release(ctx, r.id)
-				}
+				r.e.releaseIfIdle(ctx, r.id)
 				return
 			}
 			continue

@@ -159,9 +159,11 @@ func (s slot) free() {
 		return
 	}
 	s.cs.unfreed.Add(-1)
-	if n := s.cs.active.Add(-1); n < 0 {
+	if n := s.cs.active.Add(-1); n < 0 && s.e.lease(s.campaignID).Node != "" {
 		// A defect, not a state to hide: the count would let the
-		// campaign exceed max_concurrency.
+		// campaign exceed max_concurrency. (A node that does not hold
+		// the campaign's lease frees the slots of statuses it applies
+		// from a count nobody dials by: recounted when it takes it.)
 		s.e.log.Error("dialer: slot count below zero", slog.Int64("campaign_id", s.campaignID), slog.Int64("in_use", n))
 	}
 }

@@ -35,6 +35,8 @@ WHERE id = @id AND state = 'dialing';
 SELECT * FROM call_attempts WHERE id = @id;
 
 -- name: FinishAttempt :execrows
+-- Ends attempt @id, dialing or in flight: no row when it is final already
+-- or was requeued (ApplyStatus ignores the status then).
 UPDATE call_attempts
 SET state = 'done', outcome = @outcome, raw_status = @raw_status, answered_by = COALESCE(@answered_by, answered_by),
     error = @error, ended_at = @ended_at, duration_seconds = @duration_seconds,
@@ -42,7 +44,7 @@ SET state = 'done', outcome = @outcome, raw_status = @raw_status, answered_by = 
     provider_call_id = CASE WHEN provider_call_id IS NULL OR provider_call_id = @replaces
         THEN COALESCE(@provider_call_id, provider_call_id) ELSE provider_call_id END,
     compliance = COALESCE(sqlc.narg('compliance'), compliance)
-WHERE id = @id AND state != 'done';
+WHERE id = @id AND state IN ('dialing', 'in_flight');
 
 -- name: NoteAttemptProgress :execrows
 UPDATE call_attempts
@@ -127,10 +129,14 @@ WHERE id = @id AND state = 'dialing';
 
 -- name: InFlightAttemptIDsForConfig :many
 -- The attempts placed through a configuration whose outcome is still to be
--- recorded: what its event stream must follow. Not those still dialing:
--- their placement is under way (the carrier follows them itself) or was
--- interrupted by a crash (Engine.Start settles them).
-SELECT a.id, CAST(CASE WHEN a.answered_at IS NOT NULL THEN 1 ELSE 0 END AS BIGINT) AS answered FROM call_attempts a
+-- recorded: what its event stream must follow. Those still dialing are
+-- marked: their placement is under way (on this node the carrier follows
+-- them itself; on another node sharing the database, the stream must
+-- follow them too) or was interrupted by a crash (Engine.Start settles
+-- them).
+SELECT a.id, CAST(CASE WHEN a.answered_at IS NOT NULL THEN 1 ELSE 0 END AS BIGINT) AS answered,
+       CAST(CASE WHEN a.state = 'dialing' THEN 1 ELSE 0 END AS BIGINT) AS dialing
+FROM call_attempts a
 WHERE a.campaign_id IN (SELECT c.id FROM campaigns c WHERE c.telephony_configuration_id = @telephony_configuration_id)
-  AND a.state = 'in_flight'
+  AND a.state IN ('dialing', 'in_flight')
 ORDER BY a.id;

@@ -2,7 +2,10 @@
 SELECT * FROM organizations WHERE name = @name;
 
 -- name: CreateOrganization :one
-INSERT INTO organizations (name, created_at) VALUES (@name, @created_at) RETURNING *;
+-- No row when an organization of that name exists (one created at once by
+-- another transaction: this insert waited for its commit).
+INSERT INTO organizations (name, created_at) VALUES (@name, @created_at)
+ON CONFLICT (name) DO NOTHING RETURNING *;
 
 -- name: CreateAPIKey :one
 INSERT INTO api_keys (organization_id, name, prefix, key_hash, created_at)

@@ -17,8 +17,12 @@ SELECT c.campaign_id, c.id, c.row_number, 1, 1, 0, c.timezone, c.phone_number
 FROM contacts c WHERE c.campaign_id = @campaign_id AND c.row_number > @after_row AND c.row_number <= @last_row
 ORDER BY c.row_number;
 
--- name: SetQueuedThrough :exec
-UPDATE campaigns SET queued_through_row = @queued_through_row WHERE id = @id;
+-- name: AdvanceQueuedThrough :execrows
+-- Moves campaign @id's queue cursor from @from_row on to
+-- @queued_through_row. No row: another claim moved it first (and queues
+-- that chunk); on PostgreSQL this one waited for that claim's commit (the
+-- row's lock) and saw the cursor it left.
+UPDATE campaigns SET queued_through_row = @queued_through_row WHERE id = @id AND queued_through_row = @from_row;
 
 -- name: RowsWithTimezone :many
 -- A few contact rows not final yet with timezone @timezone.

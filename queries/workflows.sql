@@ -12,7 +12,10 @@ SELECT id, name, created_at, updated_at FROM workflows WHERE organization_id = @
 SELECT count(*) FROM workflows WHERE organization_id = @organization_id AND name = @name AND id != @id;
 
 -- name: UpdateWorkflow :one
-UPDATE workflows SET name = @name, definition = @definition, updated_at = @updated_at
+-- Writes only what the update changes (NULL keeps the column): a rename
+-- and a definition change at once, on any nodes, both stay.
+UPDATE workflows SET name = COALESCE(sqlc.narg('name'), name), definition = COALESCE(sqlc.narg('definition'), definition),
+    updated_at = @updated_at
 WHERE id = @id AND organization_id = @organization_id RETURNING *;
 
 -- name: DeleteWorkflow :execrows

@@ -73,6 +73,13 @@ func (db *DB) CreateAPIKey(ctx context.Context, org, name string) (*APIKey, Secr
 		if errors.Is(err, sql.ErrNoRows) {
 			o, err = q.CreateOrganization(ctx, sqlcdb.CreateOrganizationParams{Name: org, CreatedAt: now})
 		}
+		if errors.Is(err, sql.ErrNoRows) {
+			// Keys of a new organization created at once (on two nodes)
+			// both found none; the second's insert failed on the name's
+			// unique constraint (TestRaceNewOrganization). Now it inserts
+			// nothing once the first committed, and reads the first's.
+			o, err = q.GetOrganizationByName(ctx, org)
+		}
 		if err != nil {
 			return fmt.Errorf("organization: %w", err)
 		}

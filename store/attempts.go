@@ -402,10 +402,13 @@ func (db *DB) CountCallerIDs(ctx context.Context, configID int64) (int, error) {
 type InFlightAttempt struct {
 	ID       int64
 	Answered bool
+	// Dialing: its placement is under way (or was interrupted); the others
+	// were placed.
+	Dialing bool
 }
 
-// InFlightAttempts returns the attempts in flight (placed, not final)
-// through telephony configuration configID, in id order.
+// InFlightAttempts returns the attempts in flight (placed, not final) or
+// dialing through telephony configuration configID, in id order.
 func (db *DB) InFlightAttempts(ctx context.Context, configID int64) ([]InFlightAttempt, error) {
 	rows, err := db.rq.InFlightAttemptIDsForConfig(ctx, configID)
 	if err != nil {
@@ -413,7 +416,7 @@ func (db *DB) InFlightAttempts(ctx context.Context, configID int64) ([]InFlightA
 	}
 	out := make([]InFlightAttempt, len(rows))
 	for i, r := range rows {
-		out[i] = InFlightAttempt{ID: r.ID, Answered: r.Answered == 1}
+		out[i] = InFlightAttempt{ID: r.ID, Answered: r.Answered == 1, Dialing: r.Dialing == 1}
 	}
 	return out, nil
 }

@@ -166,9 +166,31 @@ func (db *DB) commitBatch(live []batchOp) {
 		}
 	}
 	// Alone, or the batch failed (rolled back): each operation in its own
-	// transaction, so each gets its own result.
+	// transaction, so each gets its own result. One that another node's
+	// transaction deadlocked with (PostgreSQL: a status's campaign counters
+	// against a placement's attempt row) is run again: an operation may run
+	// more than once (inBatch).
 	for _, op := range live {
-		op.done <- db.inTx(op.ctx, op.fn)
+		op.done <- db.runAlone(op.ctx, op.fn)
+	}
+}
+
+// maxDeadlockRuns bounds how often runAlone runs an operation that keeps
+// being chosen as a deadlock's victim.
+const maxDeadlockRuns = 5
+
+// runAlone runs fn in its own transaction, again when the engine ended it
+// as a deadlock's victim (PostgreSQL: another node's batch took the same
+// rows, an attempt's and its campaign's, in the other order; the engine
+// rolled this one back so that the other could go on, and running it again
+// after that one committed succeeds). SQLite's one writer has no
+// deadlocks.
+func (db *DB) runAlone(ctx context.Context, fn func(q sqlcdb.Querier) error) error {
+	for run := 1; ; run++ {
+		err := db.inTx(ctx, fn)
+		if err == nil || run == maxDeadlockRuns || !db.eng.isRetryable(err) || ctx.Err() != nil {
+			return err
+		}
 	}
 }
 
@@ -183,8 +205,9 @@ func (db *DB) inDurableBatch(ctx context.Context, fn func(q sqlcdb.Querier) erro
 }
 
 // inBatch runs fn in a write transaction shared with other small
-// operations and returns once it is committed. fn may run twice (again
-// alone after the shared transaction was rolled back), so it must act only
+// operations and returns once it is committed. fn may run more than once
+// (again alone after the shared transaction was rolled back, and again
+// when that was a deadlock's victim: runAlone), so it must act only
 // through q and set its results from scratch on every run.
 func (db *DB) inBatch(ctx context.Context, fn func(q sqlcdb.Querier) error) error {
 	return db.queue(batchOp{ctx: ctx, fn: fn, done: make(chan error, 1)})

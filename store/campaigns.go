@@ -253,6 +253,13 @@ func (db *DB) RunningCampaignIDs(ctx context.Context) ([]int64, error) {
 // campaign's settings in one transaction; other states are ECONFLICT.
 func (db *DB) UpdateCampaignSettings(ctx context.Context, orgID, id int64, apply func(*Settings) error) (*Campaign, error) {
 	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
+		// Under the campaign's row lock: two changes at once (on any
+		// nodes) each start from the other's result; apply's change of one
+		// setting was lost when another wrote the settings it had read
+		// before (TestRaceCampaignSettings).
+		if err := lockCampaign(ctx, q, id); err != nil {
+			return err
+		}
 		r, err := q.GetCampaign(ctx, sqlcdb.GetCampaignParams{ID: id, OrganizationID: orgID})
 		if err != nil {
 			return notFound(err, "campaign", id)

@@ -98,6 +98,12 @@ func policyOf(ctx context.Context, q sqlcdb.Querier, org int64) (VersionedPolicy
 func (db *DB) UpdateCompliancePolicy(ctx context.Context, org, apiKeyID int64, change func(p *Policy) error) (VersionedPolicy, error) {
 	var out VersionedPolicy
 	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
+		// Read under the organization's lock: two changes at once (on two
+		// nodes) both read version n, both stored n+1, and the second
+		// undid the first's change (TestRaceCompliancePolicy).
+		if err := lockOrganization(ctx, q, org); err != nil {
+			return err
+		}
 		cur, err := policyOf(ctx, q, org)
 		if err != nil {
 			return err

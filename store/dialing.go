@@ -122,7 +122,12 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 	}
 	var res Applied
 	err := db.inBatch(ctx, func(q sqlcdb.Querier) error {
-		r, err := q.GetAttempt(ctx, id)
+		// Read under the attempt's row lock: two final statuses of one
+		// call (a webhook on one node, reconciliation on another) both read
+		// it in flight and both ended it, counting the contact twice or
+		// queueing two retries (TestRaceStatusAppliedOnce). Now the second
+		// reads it once the first committed, and ignores its status.
+		r, err := lockAttempt(ctx, q, id)
 		if err != nil {
 			return notFound(err, "call attempt", id)
 		}
@@ -150,14 +155,22 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 			// Plivo report it apart from the hang-up).
 			u.Outcome = "voicemail"
 		}
-		res.Final, res.Outcome, res.ContactRow, res.Attempt = true, u.Outcome, r.ContactRow, r.Attempt
-		if _, err := q.FinishAttempt(ctx, sqlcdb.FinishAttemptParams{Outcome: str(u.Outcome), RawStatus: str(u.Raw),
+		n, err := q.FinishAttempt(ctx, sqlcdb.FinishAttemptParams{Outcome: str(u.Outcome), RawStatus: str(u.Raw),
 			AnsweredBy: str(u.AnsweredBy), Error: str(u.Error), EndedAt: sql.NullInt64{Int64: at, Valid: true},
 			DurationSeconds: sql.NullInt64{Int64: int64(u.DurationSeconds), Valid: true}, AnsweredAt: answeredAt,
 			CallerID: sql.NullString{}, Replaces: str(u.RequestID), ProviderCallID: str(u.ProviderCallID),
-			Compliance: evidence(u.Evidence), ID: id}); err != nil {
+			Compliance: evidence(u.Evidence), ID: id})
+		if err != nil {
 			return fmt.Errorf("finish attempt: %w", err)
 		}
+		if n == 0 {
+			// Not dialing nor in flight any more: nothing to apply (the
+			// row lock makes this the state read above; the count decides
+			// all the same).
+			res.Ignored = true
+			return nil
+		}
+		res.Final, res.Outcome, res.ContactRow, res.Attempt = true, u.Outcome, r.ContactRow, r.Attempt
 		// A call whose placement was never recorded (the answer to the
 		// place request lost or not stored) is counted by the provider's
 		// final status.

@@ -44,6 +44,10 @@ type engine interface {
 	ping(ctx context.Context) error
 	// isUniqueViolation reports whether err is a unique constraint's.
 	isUniqueViolation(err error) bool
+	// isRetryable reports whether err ended a transaction that may succeed
+	// when run again: a deadlock's victim or a serialization failure
+	// (PostgreSQL; never on SQLite, whose writes take turns).
+	isRetryable(err error) bool
 	// close closes every connection.
 	close() error
 }

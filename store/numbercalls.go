@@ -13,7 +13,10 @@ import (
 // belongs to, so the count survives the campaign's deletion. With the cap
 // enabled, a dispatch reserves its record before the provider request, in
 // one transaction with the count, so two campaigns dialing the same number
-// at once cannot both pass a count of max-1.
+// at once cannot both pass a count of max-1: on one node, nor on two
+// (PostgreSQL: the count and the record are made under an advisory lock on
+// the organization's number, lockNumberCalls; without it two nodes' counts
+// both saw max-1 and both recorded a call, TestRaceAttemptCap).
 
 // CapCheck is what the attempt cap saw for one number.
 type CapCheck struct {
@@ -33,6 +36,9 @@ func (db *DB) ReserveNumberCall(ctx context.Context, org int64, number string, a
 	var res CapCheck
 	err := db.inBatch(ctx, func(q sqlcdb.Querier) error {
 		res = CapCheck{}
+		if err := lockNumberCalls(ctx, q, org, number); err != nil {
+			return err
+		}
 		horizon := now.Add(-MaxCapWindowHours * time.Hour).UnixMilli()
 		if err := q.ForgetNumberCallsBefore(ctx, sqlcdb.ForgetNumberCallsBeforeParams{OrganizationID: org, PhoneNumber: number, Before: horizon}); err != nil {
 			return fmt.Errorf("forget old calls: %w", err)

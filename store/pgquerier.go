@@ -34,6 +34,10 @@ func (p pgQuerier) AddZoneContacts(ctx context.Context, arg sqlcdb.AddZoneContac
 	return p.q.AddZoneContacts(ctx, pgdb.AddZoneContactsParams(arg))
 }
 
+func (p pgQuerier) AdvanceQueuedThrough(ctx context.Context, arg sqlcdb.AdvanceQueuedThroughParams) (int64, error) {
+	return p.q.AdvanceQueuedThrough(ctx, pgdb.AdvanceQueuedThroughParams(arg))
+}
+
 func (p pgQuerier) AuthenticateAPIKey(ctx context.Context, keyHash []byte) (sqlcdb.AuthenticateAPIKeyRow, error) {
 	r, err := p.q.AuthenticateAPIKey(ctx, keyHash)
 	return sqlcdb.AuthenticateAPIKeyRow(r), err
@@ -367,6 +371,10 @@ func (p pgQuerier) InsertPolicyChange(ctx context.Context, arg sqlcdb.InsertPoli
 	return p.q.InsertPolicyChange(ctx, pgdb.InsertPolicyChangeParams(arg))
 }
 
+func (p pgQuerier) InsertStreamLease(ctx context.Context, arg sqlcdb.InsertStreamLeaseParams) (int64, error) {
+	return p.q.InsertStreamLease(ctx, pgdb.InsertStreamLeaseParams(arg))
+}
+
 func (p pgQuerier) InsertSuppressions(ctx context.Context, arg sqlcdb.InsertSuppressionsParams) (int64, error) {
 	return p.q.InsertSuppressions(ctx, pgdb.InsertSuppressionsParams(arg))
 }
@@ -561,6 +569,19 @@ func (p pgQuerier) LiveConsoleSessionIDs(ctx context.Context, arg sqlcdb.LiveCon
 	return p.q.LiveConsoleSessionIDs(ctx, pgdb.LiveConsoleSessionIDsParams(arg))
 }
 
+func (p pgQuerier) LockAttempt(ctx context.Context, id int64) (sqlcdb.CallAttempt, error) {
+	r, err := p.q.LockAttempt(ctx, id)
+	return sqlcdb.CallAttempt(r), err
+}
+
+func (p pgQuerier) LockCampaign(ctx context.Context, id int64) (int64, error) {
+	return p.q.LockCampaign(ctx, id)
+}
+
+func (p pgQuerier) LockKey(ctx context.Context, key string) error {
+	return p.q.LockKey(ctx, key)
+}
+
 func (p pgQuerier) LockOrganization(ctx context.Context, id int64) (int64, error) {
 	return p.q.LockOrganization(ctx, id)
 }
@@ -728,6 +749,10 @@ func (p pgQuerier) ReleaseLease(ctx context.Context, arg sqlcdb.ReleaseLeasePara
 	return p.q.ReleaseLease(ctx, pgdb.ReleaseLeaseParams(arg))
 }
 
+func (p pgQuerier) ReleaseStreamLease(ctx context.Context, arg sqlcdb.ReleaseStreamLeaseParams) (int64, error) {
+	return p.q.ReleaseStreamLease(ctx, pgdb.ReleaseStreamLeaseParams(arg))
+}
+
 func (p pgQuerier) RenewLeases(ctx context.Context, arg sqlcdb.RenewLeasesParams) ([]sqlcdb.RenewLeasesRow, error) {
 	rs, err := p.q.RenewLeases(ctx, pgdb.RenewLeasesParams(arg))
 	if err != nil {
@@ -736,6 +761,18 @@ func (p pgQuerier) RenewLeases(ctx context.Context, arg sqlcdb.RenewLeasesParams
 	out := make([]sqlcdb.RenewLeasesRow, len(rs))
 	for i, r := range rs {
 		out[i] = sqlcdb.RenewLeasesRow(r)
+	}
+	return out, nil
+}
+
+func (p pgQuerier) RenewStreamLeases(ctx context.Context, arg sqlcdb.RenewStreamLeasesParams) ([]sqlcdb.RenewStreamLeasesRow, error) {
+	rs, err := p.q.RenewStreamLeases(ctx, pgdb.RenewStreamLeasesParams(arg))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sqlcdb.RenewStreamLeasesRow, len(rs))
+	for i, r := range rs {
+		out[i] = sqlcdb.RenewStreamLeasesRow(r)
 	}
 	return out, nil
 }
@@ -772,10 +809,6 @@ func (p pgQuerier) SetNextDialAt(ctx context.Context, arg sqlcdb.SetNextDialAtPa
 	return p.q.SetNextDialAt(ctx, pgdb.SetNextDialAtParams(arg))
 }
 
-func (p pgQuerier) SetQueuedThrough(ctx context.Context, arg sqlcdb.SetQueuedThroughParams) error {
-	return p.q.SetQueuedThrough(ctx, pgdb.SetQueuedThroughParams(arg))
-}
-
 func (p pgQuerier) SetRedialed(ctx context.Context, arg sqlcdb.SetRedialedParams) (int64, error) {
 	return p.q.SetRedialed(ctx, pgdb.SetRedialedParams(arg))
 }
@@ -788,12 +821,20 @@ func (p pgQuerier) StartCampaign(ctx context.Context, arg sqlcdb.StartCampaignPa
 	return p.q.StartCampaign(ctx, pgdb.StartCampaignParams(arg))
 }
 
+func (p pgQuerier) StreamLeaseHolder(ctx context.Context, arg sqlcdb.StreamLeaseHolderParams) (string, error) {
+	return p.q.StreamLeaseHolder(ctx, pgdb.StreamLeaseHolderParams(arg))
+}
+
 func (p pgQuerier) SweepNumberCalls(ctx context.Context, placedAt int64) (int64, error) {
 	return p.q.SweepNumberCalls(ctx, placedAt)
 }
 
 func (p pgQuerier) TakeLease(ctx context.Context, arg sqlcdb.TakeLeaseParams) (int64, error) {
 	return p.q.TakeLease(ctx, pgdb.TakeLeaseParams(arg))
+}
+
+func (p pgQuerier) TakeStreamLease(ctx context.Context, arg sqlcdb.TakeStreamLeaseParams) (int64, error) {
+	return p.q.TakeStreamLease(ctx, pgdb.TakeStreamLeaseParams(arg))
 }
 
 func (p pgQuerier) TelephonyConfigNameTaken(ctx context.Context, arg sqlcdb.TelephonyConfigNameTakenParams) (int64, error) {

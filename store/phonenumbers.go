@@ -65,6 +65,11 @@ func addressConflict(addr string) error {
 func (db *DB) AddPhoneNumber(ctx context.Context, orgID, configID int64, p PhoneNumber) (*PhoneNumber, error) {
 	var out PhoneNumber
 	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
+		// The organization's lock orders the numbers' writes (see
+		// UpdatePhoneNumber).
+		if err := lockOrganization(ctx, q, orgID); err != nil {
+			return err
+		}
 		if _, err := q.GetTelephonyConfig(ctx, sqlcdb.GetTelephonyConfigParams{ID: configID, OrganizationID: orgID}); err != nil {
 			return notFound(err, "telephony configuration", configID)
 		}
@@ -126,6 +131,14 @@ func (db *DB) ListPhoneNumbers(ctx context.Context, orgID, configID int64) ([]Ph
 func (db *DB) UpdatePhoneNumber(ctx context.Context, orgID, configID, id int64, apply func(*PhoneNumber)) (*PhoneNumber, error) {
 	var out PhoneNumber
 	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
+		// Under the organization's lock: two new default caller ids at once
+		// (on two nodes) each cleared the default the other could not see
+		// yet, and the second failed on the one-default index, reported as
+		// a taken address; two changes of one number each wrote what the
+		// other had not seen (TestRaceDefaultCallerID).
+		if err := lockOrganization(ctx, q, orgID); err != nil {
+			return err
+		}
 		r, err := q.GetPhoneNumber(ctx, sqlcdb.GetPhoneNumberParams{ID: id, TelephonyConfigurationID: configID, OrganizationID: orgID})
 		if err != nil {
 			return notFound(err, "phone number", id)

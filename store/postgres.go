@@ -57,6 +57,7 @@ func openPostgres(ctx context.Context, url string) (_ *postgresEngine, err error
 	if !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = pgPoolSize()
 	}
+	cfg.AfterConnect = limitIdleTransactions
 	e := &postgresEngine{}
 	defer func() {
 		if err != nil {
@@ -76,6 +77,22 @@ func openPostgres(ctx context.Context, url string) (_ *postgresEngine, err error
 	}
 	e.q = pgQuerier{pgdb.New(e.pool)}
 	return e, nil
+}
+
+// idleTransactionLimit ends a session whose transaction stays idle this
+// long: a node paused (SIGSTOP) or cut off in the middle of a claim keeps
+// its lease row locked (CheckLease's FOR SHARE) and would block every other
+// node's take-over until it woke; the server ends its session instead and
+// the lock goes. No transaction of ours waits on the client this long.
+const idleTransactionLimit = "5s"
+
+// limitIdleTransactions sets idleTransactionLimit on each new connection
+// of the pool (a session setting: behind PgBouncer in transaction pooling
+// set it for the role instead, ALTER ROLE ... SET
+// idle_in_transaction_session_timeout, docs/api.md).
+func limitIdleTransactions(ctx context.Context, conn *pgx.Conn) error {
+	_, err := conn.Exec(ctx, "SET idle_in_transaction_session_timeout = '"+idleTransactionLimit+"'")
+	return err
 }
 
 // redactURLError keeps a password out of a URL parse error.
@@ -127,6 +144,13 @@ func (e *postgresEngine) ping(ctx context.Context) error {
 func (e *postgresEngine) isUniqueViolation(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+// isRetryable reports whether err is SQLSTATE 40P01 (deadlock detected) or
+// 40001 (serialization failure).
+func (e *postgresEngine) isRetryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
 }
 
 func (e *postgresEngine) close() error {

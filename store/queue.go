@@ -81,6 +81,15 @@ func claimInOrder(claim func(n int) ([]sqlcdb.CallAttempt, error)) func(n int) (
 // queueChunk queues the first attempts of the next queueChunkRows contacts
 // of campaign id after row through (lastRow is the campaign's last) and
 // returns the new queued_through_row.
+//
+// It moves the cursor first, conditionally: two claims of the campaign at
+// once (two nodes; the lease lets one claim at a time, but the queue does
+// not rely on it) both read the cursor at through, and both queued the
+// chunk, the second failing on UNIQUE(contact_id, attempt)
+// (TestRaceQueueChunks). Now the second's move finds the cursor moved (on
+// PostgreSQL it waits for the first's commit, the row's lock) and queues
+// nothing: it returns the cursor as the first left it, whose chunk is
+// queued, and claims from it.
 func queueChunk(ctx context.Context, q sqlcdb.Querier, id, through, lastRow int64) (int64, error) {
 	end, err := q.QueueChunkEnd(ctx, sqlcdb.QueueChunkEndParams{CampaignID: id, AfterRow: through, Skip: queueChunkRows - 1})
 	if errNoRows(err) {
@@ -89,14 +98,22 @@ func queueChunk(ctx context.Context, q sqlcdb.Querier, id, through, lastRow int6
 	if err != nil {
 		return 0, fmt.Errorf("queue chunk: %w", err)
 	}
+	moved, err := q.AdvanceQueuedThrough(ctx, sqlcdb.AdvanceQueuedThroughParams{QueuedThroughRow: end, ID: id, FromRow: through})
+	if err != nil {
+		return 0, fmt.Errorf("queue cursor: %w", err)
+	}
+	if moved == 0 {
+		cur, err := q.QueueCursor(ctx, id)
+		if err != nil {
+			return 0, fmt.Errorf("queue cursor: %w", err)
+		}
+		return cur.QueuedThroughRow, nil
+	}
 	if _, err := q.QueueFirstAttempts(ctx, sqlcdb.QueueFirstAttemptsParams{CampaignID: id, AfterRow: through, LastRow: end}); err != nil {
 		return 0, fmt.Errorf("queue first attempts: %w", err)
 	}
 	if err := q.NoteZonesQueued(ctx, sqlcdb.NoteZonesQueuedParams{CampaignID: id, AfterRow: through, LastRow: end}); err != nil {
 		return 0, fmt.Errorf("count queued contacts per timezone: %w", err)
-	}
-	if err := q.SetQueuedThrough(ctx, sqlcdb.SetQueuedThroughParams{QueuedThroughRow: end, ID: id}); err != nil {
-		return 0, fmt.Errorf("queue cursor: %w", err)
 	}
 	return end, nil
 }

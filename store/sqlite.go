@@ -162,6 +162,11 @@ func (e *sqliteEngine) isUniqueViolation(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
 }
 
+// isRetryable reports false: SQLite's write transactions take turns (a
+// busy database is waited for, busy_timeout), so none is a deadlock's
+// victim.
+func (e *sqliteEngine) isRetryable(error) bool { return false }
+
 // openHealth opens the one read-only connection ping uses. Requests share
 // the read pool: a burst of heavy reads (40 parallel lists) can hold every
 // connection of it for seconds, and a health check queued behind them

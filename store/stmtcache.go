@@ -23,6 +23,12 @@ type stmtCache struct {
 	mu      sync.Mutex // serialises preparing; reads go through stmts
 	stmts   sync.Map   // query text -> *sql.Stmt
 	pending sync.Map   // query text -> struct{}: being prepared in the background
+	// later counts the background prepares under way (prepareLater),
+	// which close waits for: one finishing after the pools closed would
+	// reopen a connection (a read-only one closing last leaves the WAL
+	// behind).
+	later  sync.WaitGroup
+	closed bool // guarded by mu: no prepare after close
 }
 
 func newStmtCache(pool *sql.DB) *stmtCache { return &stmtCache{pool: pool} }
@@ -36,6 +42,9 @@ func (c *stmtCache) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	defer c.mu.Unlock()
 	if s, ok := c.stmts.Load(query); ok {
 		return s.(*sql.Stmt), nil
+	}
+	if c.closed {
+		return nil, errClosed
 	}
 	// Not cancelled with the query's context: a prepare interrupted by
 	// it may make the pool discard its connection, and it takes
@@ -57,14 +66,21 @@ func (c *stmtCache) prepareLater(query string) {
 	if _, busy := c.pending.LoadOrStore(query, struct{}{}); busy {
 		return
 	}
+	c.later.Add(1)
 	go func() {
+		defer c.later.Done()
 		defer c.pending.Delete(query)
 		c.stmt(context.Background(), query) //nolint:errcheck // the query ran unprepared; a failure shows there
 	}()
 }
 
-// close closes every statement prepared.
+// close waits for the background prepares and closes every statement
+// prepared; none is prepared after it.
 func (c *stmtCache) close() error {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.later.Wait()
 	var errs []error
 	c.stmts.Range(func(k, v any) bool {
 		errs = append(errs, v.(*sql.Stmt).Close())

@@ -79,6 +79,14 @@ func (db *DB) ActiveSuppression(ctx context.Context, org int64, number string, n
 func (db *DB) AddSuppressions(ctx context.Context, org int64, ns NewSuppressions, numbers []string) (SuppressResult, error) {
 	var res SuppressResult
 	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
+		// Under the organization's suppression lock: the renewal and the
+		// extension below read the entries before the insert, and an entry
+		// another add inserted meanwhile was not among them; the insert
+		// then left it as that add wrote it, so an add without expiry
+		// answered while the entry still expired (TestRaceSuppressions).
+		if err := lockSuppressions(ctx, q, org); err != nil {
+			return err
+		}
 		var err error
 		res, err = addSuppressions(ctx, q, org, ns, numbers, db.Now())
 		return err

@@ -88,6 +88,11 @@ func boolInt(b bool) int64 {
 func (db *DB) CreateTelephonyConfig(ctx context.Context, orgID int64, c TelephonyConfig) (*TelephonyConfig, error) {
 	var id int64
 	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
+		// The organization's lock orders its configurations' writes (see
+		// UpdateTelephonyConfig).
+		if err := lockOrganization(ctx, q, orgID); err != nil {
+			return err
+		}
 		taken, err := q.TelephonyConfigNameTaken(ctx, sqlcdb.TelephonyConfigNameTakenParams{OrganizationID: orgID, Name: c.Name, ID: 0})
 		if err != nil {
 			return fmt.Errorf("check name: %w", err)
@@ -177,6 +182,14 @@ func (db *DB) ListTelephonyConfigs(ctx context.Context, orgID int64) ([]Telephon
 // the default flag on unsets the previous default.
 func (db *DB) UpdateTelephonyConfig(ctx context.Context, orgID, id int64, apply func(*TelephonyConfig) error) (*TelephonyConfig, error) {
 	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
+		// Under the organization's lock: two new default configurations at
+		// once (on two nodes) each cleared the default the other could not
+		// see yet, and the second failed on the one-default index, reported
+		// as a taken name (TestRaceDefaultOutbound); two changes of one
+		// configuration each wrote back what the other had not seen.
+		if err := lockOrganization(ctx, q, orgID); err != nil {
+			return err
+		}
 		c, err := db.getTelephonyConfig(ctx, q, orgID, id)
 		if err != nil {
 			return err
@@ -227,6 +240,11 @@ func (db *DB) UpdateTelephonyConfig(ctx context.Context, orgID, id int64, apply 
 // configuration a draft, running or paused campaign uses is ECONFLICT.
 func (db *DB) DeleteTelephonyConfig(ctx context.Context, orgID, id int64) error {
 	return db.inTx(ctx, func(q sqlcdb.Querier) error {
+		// The organization's lock: a number added to the configuration at
+		// once read it before the delete and failed on the foreign key.
+		if err := lockOrganization(ctx, q, orgID); err != nil {
+			return err
+		}
 		if _, err := q.GetTelephonyConfig(ctx, sqlcdb.GetTelephonyConfigParams{ID: id, OrganizationID: orgID}); err != nil {
 			return notFound(err, "telephony configuration", id)
 		}

@@ -37,6 +37,15 @@ var opLog = map[string][2]string{
 // opens a fresh circuit-breaker window.
 func (db *DB) TransitionCampaign(ctx context.Context, orgID, id int64, op string) (*Campaign, error) {
 	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
+		// The state is read under the campaign's row lock, so the log's
+		// from_state and a refusal's message name the state op met: a cancel
+		// read a draft, a start committed meanwhile, and the cancel was
+		// logged from draft; a pause refused for a campaign "running" that
+		// another node had just cancelled (TestRaceTransitions). The
+		// conditional UPDATEs decided correctly already.
+		if err := lockCampaign(ctx, q, id); err != nil {
+			return err
+		}
 		r, err := q.GetCampaign(ctx, sqlcdb.GetCampaignParams{ID: id, OrganizationID: orgID})
 		if err != nil {
 			return notFound(err, "campaign", id)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -107,8 +108,7 @@ func (db *DB) UpdateWorkflow(ctx context.Context, orgID, id int64, name *string,
 	}
 	var out *Workflow
 	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
-		cur, err := q.GetWorkflow(ctx, sqlcdb.GetWorkflowParams{ID: id, OrganizationID: orgID})
-		if err != nil {
+		if _, err := q.GetWorkflow(ctx, sqlcdb.GetWorkflowParams{ID: id, OrganizationID: orgID}); err != nil {
 			return notFound(err, "workflow", id)
 		}
 		if name != nil {
@@ -119,15 +119,19 @@ func (db *DB) UpdateWorkflow(ctx context.Context, orgID, id int64, name *string,
 			if taken > 0 {
 				return workflowNameConflict(*name)
 			}
-			cur.Name = *name
 		}
-		if definition != nil {
-			cur.Definition = string(definition)
+		// Only what this update changes is written: a rename wrote back the
+		// definition it had read, and so undid a definition change another
+		// node committed meanwhile (TestRaceWorkflowUpdate). A name taken
+		// meanwhile is the unique constraint's.
+		r, err := q.UpdateWorkflow(ctx, sqlcdb.UpdateWorkflowParams{Name: toNullString(name),
+			Definition: sql.NullString{String: string(definition), Valid: definition != nil},
+			UpdatedAt:  db.nowMS(), ID: id, OrganizationID: orgID})
+		if name != nil && db.eng.isUniqueViolation(err) {
+			return workflowNameConflict(*name)
 		}
-		r, err := q.UpdateWorkflow(ctx, sqlcdb.UpdateWorkflowParams{Name: cur.Name, Definition: cur.Definition,
-			UpdatedAt: db.nowMS(), ID: id, OrganizationID: orgID})
-		if db.eng.isUniqueViolation(err) {
-			return workflowNameConflict(cur.Name)
+		if errNoRows(err) {
+			return notFound(err, "workflow", id)
 		}
 		if err != nil {
 			return fmt.Errorf("update workflow: %w", err)

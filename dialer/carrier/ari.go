@@ -93,8 +93,12 @@ type ari struct {
 	// the number of the attempt whose refusal is evRefused.
 	evDials, evRefusedDial int
 	kick                   chan struct{}
-	sinkC                  context.Context // Events' context, for late work
-	work                   sync.WaitGroup  // answers, clean-ups and timers under way
+	// elsewhere: another process holds the configuration's event stream
+	// (SharedEventSource; ari_shared.go): calls are neither awaited nor
+	// followed here.
+	elsewhere bool
+	sinkC     context.Context // Events' context, for late work
+	work      sync.WaitGroup  // answers, clean-ups and timers under way
 }
 
 // newARI binds an ARI configuration's credentials (ari_endpoint, app_name,
@@ -254,7 +258,9 @@ func (a *ari) originateVariables(call Call) map[string]string {
 // Place originates the call (POST /ari/channels/{channelId}) with the
 // channel id derived from the attempt id and starts following it. It first
 // waits (briefly) for the events websocket: a call that could not be
-// followed is put off instead, as Unavailable (see awaitEvents). A 409
+// followed is put off instead, as Unavailable (see awaitEvents). While
+// another process holds the configuration's stream (SharedEventSource) it
+// neither waits nor follows the call: that process's stream does. A 409
 // (a live channel already has that id: an earlier request for the same
 // attempt did reach Asterisk) is the call placed. 401/403 are AuthFailed,
 // other 4xx (400: bad endpoint or parameters) Rejected; a 5xx, an unreadable
@@ -269,25 +275,32 @@ func (a *ari) Place(ctx context.Context, call Call) (Placed, error) {
 	}
 	id := a.CallID(call.AttemptID)
 	u := a.url("channels/"+url.PathEscape(id), a.originateQuery(call, id))
+	// A call placed while another process holds the stream is followed
+	// there (see SharedEventSource): c stays nil.
+	var c *ariCall
 	a.mu.Lock()
-	c := a.followLocked(id, call.AttemptID, strings.HasPrefix(strings.ToLower(a.endpoint(call.To)), "local/"))
-	c.placing = true
+	if !a.elsewhere {
+		c = a.followLocked(id, call.AttemptID, strings.HasPrefix(strings.ToLower(a.endpoint(call.To)), "local/"))
+		c.placing = true
+	}
 	a.mu.Unlock()
 	var ch ariChannel
 	status, err := a.do(ctx, http.MethodPost, u, map[string]any{"variables": a.originateVariables(call)}, &ch)
-	a.mu.Lock()
-	c.placing = false
-	a.mu.Unlock()
-	if err == nil || status == http.StatusConflict {
+	if c != nil {
 		a.mu.Lock()
-		c.blind = !a.evConnected
+		c.placing = false
+		if a.elsewhere && a.calls[id] == c {
+			delete(a.calls, id) // the stream went elsewhere meanwhile: followed there
+		} else if err == nil || status == http.StatusConflict {
+			c.blind = !a.evConnected
+		}
 		a.mu.Unlock()
 	}
 	if status == http.StatusConflict {
 		return Placed{ProviderCallID: id}, nil
 	}
 	if err != nil {
-		if KindOf(err) != "" {
+		if KindOf(err) != "" && c != nil {
 			a.forget(id) // refused: no channel was created
 		}
 		return Placed{}, fmt.Errorf("ari originate: %w", err)
@@ -322,9 +335,9 @@ func (a *ari) HangUp(ctx context.Context, providerCallID string) error {
 
 // Query looks the channel up (GET /ari/channels/{id}). A live channel is a
 // non-final status (Answered when its state is Up; Raw "state=<state>"),
-// and the carrier follows it from then on (after a restart, its events
-// finish it; an answered one keeps the agent media an earlier process gave
-// it, or gets its answer now). A channel Asterisk does not have (404) ended: final answered
+// and the carrier follows it from then on, unless another process holds
+// the stream (after a restart, its events finish it; an answered one keeps
+// the agent media an earlier process gave it, or gets its answer now). A channel Asterisk does not have (404) ended: final answered
 // when this carrier saw it answered (or its dial status when one was seen),
 // else unknown, Raw "channel_gone".
 func (a *ari) Query(ctx context.Context, providerCallID string) (Status, error) {
@@ -340,8 +353,14 @@ func (a *ari) Query(ctx context.Context, providerCallID string) (Status, error) 
 		return Status{}, fmt.Errorf("ari query %s: %w", providerCallID, err)
 	}
 	st := Status{ProviderCallID: providerCallID, Raw: "state=" + ch.State, Answered: ch.State == "Up"}
-	if own, attemptID, role := a.classify(providerCallID); role == ariOwn {
-		a.follow(own, attemptID, strings.HasPrefix(ch.Name, "Local/"))
+	a.mu.Lock()
+	elsewhere := a.elsewhere
+	a.mu.Unlock()
+	if own, attemptID, role := a.classify(providerCallID); role == ariOwn && !elsewhere {
+		c := a.follow(own, attemptID, strings.HasPrefix(ch.Name, "Local/"))
+		a.mu.Lock()
+		c.placingElsewhere = false // it exists
+		a.mu.Unlock()
 		if st.Answered {
 			a.takeOver(ctx, own)
 		}

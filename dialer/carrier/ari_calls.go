@@ -42,6 +42,10 @@ type ariCall struct {
 	// placing: the originate request is under way (the channel may not
 	// exist yet, so a lookup finding none means nothing).
 	placing bool
+	// placingElsewhere: adopted while another process was placing it
+	// (FollowedCall.Placing): not looked up until it shows (an event, a
+	// lookup finding it, or a later adoption as placed).
+	placingElsewhere bool
 	// blind: originated while the events websocket was down (after a
 	// refused connection: see awaitEvents), so its first events may be
 	// lost; the next connection looks it up before reading any event.

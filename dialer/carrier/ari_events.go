@@ -170,11 +170,11 @@ func (a *ari) awaitEvents(ctx context.Context) error {
 	a.mu.Unlock()
 	for {
 		a.mu.Lock()
-		connected, changed := a.evConnected, a.evChanged
+		connected, changed := a.evConnected || a.elsewhere, a.evChanged
 		refusedNow := a.evRefused && a.evRefusedDial > since
 		a.mu.Unlock()
 		if connected {
-			return nil
+			return nil // ours, or another process's (SharedEventSource)
 		}
 		if refusedNow {
 			return &Error{Kind: AuthFailed, HTTPStatus: http.StatusUnauthorized,
@@ -277,7 +277,7 @@ func (a *ari) reconcile(ctx context.Context) {
 	a.mu.Lock()
 	var ids []string
 	for id, c := range a.calls {
-		if !c.ownGone && !c.finished && !c.placing {
+		if !c.ownGone && !c.finished && !c.placing && !c.placingElsewhere {
 			ids = append(ids, id)
 		}
 	}
@@ -349,10 +349,12 @@ func (a *ari) adoptInFlight(ctx context.Context) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, f := range calls {
-		if _, known := a.calls[a.CallID(f.AttemptID)]; known {
+		if c, known := a.calls[a.CallID(f.AttemptID)]; known {
+			c.placingElsewhere = c.placingElsewhere && f.Placing
 			continue
 		}
 		c := a.followLocked(a.CallID(f.AttemptID), f.AttemptID, false)
+		c.placingElsewhere = f.Placing && !c.finished
 		if f.Answered && !c.finished {
 			// Answered and handed to its agent or greeting by the carrier
 			// that followed it before: its end is an answered call's, and

@@ -101,6 +101,7 @@ func (a *ari) eventCall(ch *ariChannel) (*ariCall, ariRole) {
 	if c == nil || c.finished {
 		return nil, ariNone
 	}
+	c.placingElsewhere = false // it shows
 	return c, role
 }
 

@@ -208,6 +208,10 @@ type EventSink interface {
 type FollowedCall struct {
 	AttemptID int64
 	Answered  bool
+	// Placing: its placement is under way, by another process (see
+	// SharedEventSource): its channel may not exist yet, so the source
+	// does not conclude from a lookup that it ended; its events follow it.
+	Placing bool
 }
 
 // EventSource is implemented by carriers whose status events come over a
@@ -216,6 +220,24 @@ type FollowedCall struct {
 // configuration) until ctx ends; Events reconnects by itself.
 type EventSource interface {
 	Events(ctx context.Context, sink EventSink)
+}
+
+// SharedEventSource is an EventSource whose stream only one process at a
+// time may hold: Asterisk hands an ARI application's events to one
+// websocket only, so two processes opening it would take it from each
+// other. When several processes share the database the engine runs Events
+// only on the one holding the configuration's stream lease; on the others
+// it calls EventsElsewhere(true) instead (never while Events runs), and
+// EventsElsewhere(false) before this carrier runs Events itself.
+//
+// While elsewhere, Place does not wait for a stream of the carrier's own
+// and the carrier follows none of the calls it places or looks up: the
+// holder's stream follows every call of the configuration whichever
+// process placed it (it learns of them from their events and, after every
+// connect, from EventSink.InFlight), and applies each outcome once.
+type SharedEventSource interface {
+	EventSource
+	EventsElsewhere(elsewhere bool)
 }
 
 // CallIDDeriver is implemented by carriers whose call id is chosen by us

@@ -84,7 +84,10 @@ func NewRemote(ctx context.Context, cfg RemoteConfig) (*Store, error) {
 		return nil, fmt.Errorf("check bucket %q: %w", cfg.Bucket, err)
 	}
 	if !exists {
-		if err := client.MakeBucket(ctx, cfg.Bucket, minio.MakeBucketOptions{Region: cfg.Region}); err != nil {
+		// Nodes starting together race to create it: the one that lost
+		// finds it made (BucketAlreadyOwnedByYou), which is what it wanted.
+		err := client.MakeBucket(ctx, cfg.Bucket, minio.MakeBucketOptions{Region: cfg.Region})
+		if code := minio.ToErrorResponse(err).Code; err != nil && code != "BucketAlreadyOwnedByYou" {
 			return nil, fmt.Errorf("create bucket %q: %w", cfg.Bucket, err)
 		}
 	}

@@ -62,7 +62,8 @@ func (q *Queries) CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (Api
 }
 
 const createOrganization = `-- name: CreateOrganization :one
-INSERT INTO organizations (name, created_at) VALUES ($1, $2) RETURNING id, name, created_at
+INSERT INTO organizations (name, created_at) VALUES ($1, $2)
+ON CONFLICT (name) DO NOTHING RETURNING id, name, created_at
 `
 
 type CreateOrganizationParams struct {
@@ -70,6 +71,8 @@ type CreateOrganizationParams struct {
 	CreatedAt int64
 }
 
+// No row when an organization of that name exists (one created at once by
+// another transaction: this insert waited for its commit).
 func (q *Queries) CreateOrganization(ctx context.Context, arg CreateOrganizationParams) (Organization, error) {
 	row := q.db.QueryRow(ctx, createOrganization, arg.Name, arg.CreatedAt)
 	var i Organization
@@ -178,20 +181,6 @@ func (q *Queries) LiveAPIKeyIDs(ctx context.Context, ids []int64) ([]int64, erro
 		return nil, err
 	}
 	return items, nil
-}
-
-const lockOrganization = `-- name: LockOrganization :one
-SELECT id FROM organizations WHERE id = $1 FOR UPDATE
-`
-
-// Serializes the organization's limit-checked writes (count, then insert)
-// across nodes: the row lock is held until the transaction ends, so a
-// second writer counts after the first committed.
-func (q *Queries) LockOrganization(ctx context.Context, id int64) (int64, error) {
-	row := q.db.QueryRow(ctx, lockOrganization, id)
-	var id_2 int64
-	err := row.Scan(&id_2)
-	return id_2, err
 }
 
 const revokeAPIKey = `-- name: RevokeAPIKey :execrows

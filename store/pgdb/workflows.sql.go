@@ -7,6 +7,7 @@ package pgdb
 
 import (
 	"context"
+	"database/sql"
 )
 
 const countWorkflows = `-- name: CountWorkflows :one
@@ -130,18 +131,21 @@ func (q *Queries) ListWorkflows(ctx context.Context, organizationID int64) ([]Li
 }
 
 const updateWorkflow = `-- name: UpdateWorkflow :one
-UPDATE workflows SET name = $1, definition = $2, updated_at = $3
+UPDATE workflows SET name = COALESCE($1, name), definition = COALESCE($2, definition),
+    updated_at = $3
 WHERE id = $4 AND organization_id = $5 RETURNING id, organization_id, name, definition, created_at, updated_at
 `
 
 type UpdateWorkflowParams struct {
-	Name           string
-	Definition     string
+	Name           sql.NullString
+	Definition     sql.NullString
 	UpdatedAt      int64
 	ID             int64
 	OrganizationID int64
 }
 
+// Writes only what the update changes (NULL keeps the column): a rename
+// and a definition change at once, on any nodes, both stay.
 func (q *Queries) UpdateWorkflow(ctx context.Context, arg UpdateWorkflowParams) (Workflow, error) {
 	row := q.db.QueryRow(ctx, updateWorkflow,
 		arg.Name,

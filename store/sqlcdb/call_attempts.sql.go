@@ -174,7 +174,7 @@ SET state = 'done', outcome = ?1, raw_status = ?2, answered_by = COALESCE(?3, an
     provider_call_id = CASE WHEN provider_call_id IS NULL OR provider_call_id = ?9
         THEN COALESCE(?10, provider_call_id) ELSE provider_call_id END,
     compliance = COALESCE(?11, compliance)
-WHERE id = ?12 AND state != 'done'
+WHERE id = ?12 AND state IN ('dialing', 'in_flight')
 `
 
 type FinishAttemptParams struct {
@@ -192,6 +192,8 @@ type FinishAttemptParams struct {
 	ID              int64
 }
 
+// Ends attempt @id, dialing or in flight: no row when it is final already
+// or was requeued (ApplyStatus ignores the status then).
 func (q *Queries) FinishAttempt(ctx context.Context, arg FinishAttemptParams) (int64, error) {
 	result, err := q.exec(ctx, q.finishAttemptStmt, finishAttempt,
 		arg.Outcome,
@@ -250,21 +252,26 @@ func (q *Queries) GetAttempt(ctx context.Context, id int64) (CallAttempt, error)
 }
 
 const inFlightAttemptIDsForConfig = `-- name: InFlightAttemptIDsForConfig :many
-SELECT a.id, CAST(CASE WHEN a.answered_at IS NOT NULL THEN 1 ELSE 0 END AS BIGINT) AS answered FROM call_attempts a
+SELECT a.id, CAST(CASE WHEN a.answered_at IS NOT NULL THEN 1 ELSE 0 END AS BIGINT) AS answered,
+       CAST(CASE WHEN a.state = 'dialing' THEN 1 ELSE 0 END AS BIGINT) AS dialing
+FROM call_attempts a
 WHERE a.campaign_id IN (SELECT c.id FROM campaigns c WHERE c.telephony_configuration_id = ?1)
-  AND a.state = 'in_flight'
+  AND a.state IN ('dialing', 'in_flight')
 ORDER BY a.id
 `
 
 type InFlightAttemptIDsForConfigRow struct {
 	ID       int64
 	Answered int64
+	Dialing  int64
 }
 
 // The attempts placed through a configuration whose outcome is still to be
-// recorded: what its event stream must follow. Not those still dialing:
-// their placement is under way (the carrier follows them itself) or was
-// interrupted by a crash (Engine.Start settles them).
+// recorded: what its event stream must follow. Those still dialing are
+// marked: their placement is under way (on this node the carrier follows
+// them itself; on another node sharing the database, the stream must
+// follow them too) or was interrupted by a crash (Engine.Start settles
+// them).
 func (q *Queries) InFlightAttemptIDsForConfig(ctx context.Context, telephonyConfigurationID int64) ([]InFlightAttemptIDsForConfigRow, error) {
 	rows, err := q.query(ctx, q.inFlightAttemptIDsForConfigStmt, inFlightAttemptIDsForConfig, telephonyConfigurationID)
 	if err != nil {
@@ -274,7 +281,7 @@ func (q *Queries) InFlightAttemptIDsForConfig(ctx context.Context, telephonyConf
 	items := []InFlightAttemptIDsForConfigRow{}
 	for rows.Next() {
 		var i InFlightAttemptIDsForConfigRow
-		if err := rows.Scan(&i.ID, &i.Answered); err != nil {
+		if err := rows.Scan(&i.ID, &i.Answered, &i.Dialing); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

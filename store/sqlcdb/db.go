@@ -33,6 +33,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.addZoneContactsStmt, err = db.PrepareContext(ctx, addZoneContacts); err != nil {
 		return nil, fmt.Errorf("error preparing query AddZoneContacts: %w", err)
 	}
+	if q.advanceQueuedThroughStmt, err = db.PrepareContext(ctx, advanceQueuedThrough); err != nil {
+		return nil, fmt.Errorf("error preparing query AdvanceQueuedThrough: %w", err)
+	}
 	if q.authenticateAPIKeyStmt, err = db.PrepareContext(ctx, authenticateAPIKey); err != nil {
 		return nil, fmt.Errorf("error preparing query AuthenticateAPIKey: %w", err)
 	}
@@ -228,6 +231,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.insertPolicyChangeStmt, err = db.PrepareContext(ctx, insertPolicyChange); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertPolicyChange: %w", err)
 	}
+	if q.insertStreamLeaseStmt, err = db.PrepareContext(ctx, insertStreamLease); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertStreamLease: %w", err)
+	}
 	if q.insertSuppressionsStmt, err = db.PrepareContext(ctx, insertSuppressions); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertSuppressions: %w", err)
 	}
@@ -293,6 +299,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.liveConsoleSessionIDsStmt, err = db.PrepareContext(ctx, liveConsoleSessionIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query LiveConsoleSessionIDs: %w", err)
+	}
+	if q.lockAttemptStmt, err = db.PrepareContext(ctx, lockAttempt); err != nil {
+		return nil, fmt.Errorf("error preparing query LockAttempt: %w", err)
+	}
+	if q.lockCampaignStmt, err = db.PrepareContext(ctx, lockCampaign); err != nil {
+		return nil, fmt.Errorf("error preparing query LockCampaign: %w", err)
+	}
+	if q.lockKeyStmt, err = db.PrepareContext(ctx, lockKey); err != nil {
+		return nil, fmt.Errorf("error preparing query LockKey: %w", err)
 	}
 	if q.lockOrganizationStmt, err = db.PrepareContext(ctx, lockOrganization); err != nil {
 		return nil, fmt.Errorf("error preparing query LockOrganization: %w", err)
@@ -393,8 +408,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.releaseLeaseStmt, err = db.PrepareContext(ctx, releaseLease); err != nil {
 		return nil, fmt.Errorf("error preparing query ReleaseLease: %w", err)
 	}
+	if q.releaseStreamLeaseStmt, err = db.PrepareContext(ctx, releaseStreamLease); err != nil {
+		return nil, fmt.Errorf("error preparing query ReleaseStreamLease: %w", err)
+	}
 	if q.renewLeasesStmt, err = db.PrepareContext(ctx, renewLeases); err != nil {
 		return nil, fmt.Errorf("error preparing query RenewLeases: %w", err)
+	}
+	if q.renewStreamLeasesStmt, err = db.PrepareContext(ctx, renewStreamLeases); err != nil {
+		return nil, fmt.Errorf("error preparing query RenewStreamLeases: %w", err)
 	}
 	if q.requeueAttemptStmt, err = db.PrepareContext(ctx, requeueAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query RequeueAttempt: %w", err)
@@ -420,9 +441,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.setNextDialAtStmt, err = db.PrepareContext(ctx, setNextDialAt); err != nil {
 		return nil, fmt.Errorf("error preparing query SetNextDialAt: %w", err)
 	}
-	if q.setQueuedThroughStmt, err = db.PrepareContext(ctx, setQueuedThrough); err != nil {
-		return nil, fmt.Errorf("error preparing query SetQueuedThrough: %w", err)
-	}
 	if q.setRedialedStmt, err = db.PrepareContext(ctx, setRedialed); err != nil {
 		return nil, fmt.Errorf("error preparing query SetRedialed: %w", err)
 	}
@@ -432,11 +450,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.startCampaignStmt, err = db.PrepareContext(ctx, startCampaign); err != nil {
 		return nil, fmt.Errorf("error preparing query StartCampaign: %w", err)
 	}
+	if q.streamLeaseHolderStmt, err = db.PrepareContext(ctx, streamLeaseHolder); err != nil {
+		return nil, fmt.Errorf("error preparing query StreamLeaseHolder: %w", err)
+	}
 	if q.sweepNumberCallsStmt, err = db.PrepareContext(ctx, sweepNumberCalls); err != nil {
 		return nil, fmt.Errorf("error preparing query SweepNumberCalls: %w", err)
 	}
 	if q.takeLeaseStmt, err = db.PrepareContext(ctx, takeLease); err != nil {
 		return nil, fmt.Errorf("error preparing query TakeLease: %w", err)
+	}
+	if q.takeStreamLeaseStmt, err = db.PrepareContext(ctx, takeStreamLease); err != nil {
+		return nil, fmt.Errorf("error preparing query TakeStreamLease: %w", err)
 	}
 	if q.telephonyConfigNameTakenStmt, err = db.PrepareContext(ctx, telephonyConfigNameTaken); err != nil {
 		return nil, fmt.Errorf("error preparing query TelephonyConfigNameTaken: %w", err)
@@ -504,6 +528,11 @@ func (q *Queries) Close() error {
 	if q.addZoneContactsStmt != nil {
 		if cerr := q.addZoneContactsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing addZoneContactsStmt: %w", cerr)
+		}
+	}
+	if q.advanceQueuedThroughStmt != nil {
+		if cerr := q.advanceQueuedThroughStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing advanceQueuedThroughStmt: %w", cerr)
 		}
 	}
 	if q.authenticateAPIKeyStmt != nil {
@@ -831,6 +860,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing insertPolicyChangeStmt: %w", cerr)
 		}
 	}
+	if q.insertStreamLeaseStmt != nil {
+		if cerr := q.insertStreamLeaseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertStreamLeaseStmt: %w", cerr)
+		}
+	}
 	if q.insertSuppressionsStmt != nil {
 		if cerr := q.insertSuppressionsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing insertSuppressionsStmt: %w", cerr)
@@ -939,6 +973,21 @@ func (q *Queries) Close() error {
 	if q.liveConsoleSessionIDsStmt != nil {
 		if cerr := q.liveConsoleSessionIDsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing liveConsoleSessionIDsStmt: %w", cerr)
+		}
+	}
+	if q.lockAttemptStmt != nil {
+		if cerr := q.lockAttemptStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing lockAttemptStmt: %w", cerr)
+		}
+	}
+	if q.lockCampaignStmt != nil {
+		if cerr := q.lockCampaignStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing lockCampaignStmt: %w", cerr)
+		}
+	}
+	if q.lockKeyStmt != nil {
+		if cerr := q.lockKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing lockKeyStmt: %w", cerr)
 		}
 	}
 	if q.lockOrganizationStmt != nil {
@@ -1106,9 +1155,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing releaseLeaseStmt: %w", cerr)
 		}
 	}
+	if q.releaseStreamLeaseStmt != nil {
+		if cerr := q.releaseStreamLeaseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing releaseStreamLeaseStmt: %w", cerr)
+		}
+	}
 	if q.renewLeasesStmt != nil {
 		if cerr := q.renewLeasesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing renewLeasesStmt: %w", cerr)
+		}
+	}
+	if q.renewStreamLeasesStmt != nil {
+		if cerr := q.renewStreamLeasesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing renewStreamLeasesStmt: %w", cerr)
 		}
 	}
 	if q.requeueAttemptStmt != nil {
@@ -1151,11 +1210,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing setNextDialAtStmt: %w", cerr)
 		}
 	}
-	if q.setQueuedThroughStmt != nil {
-		if cerr := q.setQueuedThroughStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing setQueuedThroughStmt: %w", cerr)
-		}
-	}
 	if q.setRedialedStmt != nil {
 		if cerr := q.setRedialedStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing setRedialedStmt: %w", cerr)
@@ -1171,6 +1225,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing startCampaignStmt: %w", cerr)
 		}
 	}
+	if q.streamLeaseHolderStmt != nil {
+		if cerr := q.streamLeaseHolderStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing streamLeaseHolderStmt: %w", cerr)
+		}
+	}
 	if q.sweepNumberCallsStmt != nil {
 		if cerr := q.sweepNumberCallsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing sweepNumberCallsStmt: %w", cerr)
@@ -1179,6 +1238,11 @@ func (q *Queries) Close() error {
 	if q.takeLeaseStmt != nil {
 		if cerr := q.takeLeaseStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing takeLeaseStmt: %w", cerr)
+		}
+	}
+	if q.takeStreamLeaseStmt != nil {
+		if cerr := q.takeStreamLeaseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing takeStreamLeaseStmt: %w", cerr)
 		}
 	}
 	if q.telephonyConfigNameTakenStmt != nil {
@@ -1303,6 +1367,7 @@ type Queries struct {
 	activeSuppressionStmt                   *sql.Stmt
 	addCampaignCountsStmt                   *sql.Stmt
 	addZoneContactsStmt                     *sql.Stmt
+	advanceQueuedThroughStmt                *sql.Stmt
 	authenticateAPIKeyStmt                  *sql.Stmt
 	campaignCountsByStateStmt               *sql.Stmt
 	campaignSnapshotStmt                    *sql.Stmt
@@ -1368,6 +1433,7 @@ type Queries struct {
 	insertLogStmt                           *sql.Stmt
 	insertPhoneNumberStmt                   *sql.Stmt
 	insertPolicyChangeStmt                  *sql.Stmt
+	insertStreamLeaseStmt                   *sql.Stmt
 	insertSuppressionsStmt                  *sql.Stmt
 	insertTelephonyConfigStmt               *sql.Stmt
 	insertWorkflowStmt                      *sql.Stmt
@@ -1390,6 +1456,9 @@ type Queries struct {
 	listWorkflowsStmt                       *sql.Stmt
 	liveAPIKeyIDsStmt                       *sql.Stmt
 	liveConsoleSessionIDsStmt               *sql.Stmt
+	lockAttemptStmt                         *sql.Stmt
+	lockCampaignStmt                        *sql.Stmt
+	lockKeyStmt                             *sql.Stmt
 	lockOrganizationStmt                    *sql.Stmt
 	logsAfterIDStmt                         *sql.Stmt
 	markAttemptPlacedStmt                   *sql.Stmt
@@ -1423,7 +1492,9 @@ type Queries struct {
 	recordReplayKeyStmt                     *sql.Stmt
 	redeemSignInLinkStmt                    *sql.Stmt
 	releaseLeaseStmt                        *sql.Stmt
+	releaseStreamLeaseStmt                  *sql.Stmt
 	renewLeasesStmt                         *sql.Stmt
+	renewStreamLeasesStmt                   *sql.Stmt
 	requeueAttemptStmt                      *sql.Stmt
 	resumeCampaignStmt                      *sql.Stmt
 	reviveSuppressionsStmt                  *sql.Stmt
@@ -1432,12 +1503,13 @@ type Queries struct {
 	runningCampaignIDsStmt                  *sql.Stmt
 	saveCompliancePolicyStmt                *sql.Stmt
 	setNextDialAtStmt                       *sql.Stmt
-	setQueuedThroughStmt                    *sql.Stmt
 	setRedialedStmt                         *sql.Stmt
 	setTelephonyConfigCredentialsStmt       *sql.Stmt
 	startCampaignStmt                       *sql.Stmt
+	streamLeaseHolderStmt                   *sql.Stmt
 	sweepNumberCallsStmt                    *sql.Stmt
 	takeLeaseStmt                           *sql.Stmt
+	takeStreamLeaseStmt                     *sql.Stmt
 	telephonyConfigNameTakenStmt            *sql.Stmt
 	telephonyConfigVersionStmt              *sql.Stmt
 	touchCallerIDStmt                       *sql.Stmt
@@ -1463,6 +1535,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		activeSuppressionStmt:                   q.activeSuppressionStmt,
 		addCampaignCountsStmt:                   q.addCampaignCountsStmt,
 		addZoneContactsStmt:                     q.addZoneContactsStmt,
+		advanceQueuedThroughStmt:                q.advanceQueuedThroughStmt,
 		authenticateAPIKeyStmt:                  q.authenticateAPIKeyStmt,
 		campaignCountsByStateStmt:               q.campaignCountsByStateStmt,
 		campaignSnapshotStmt:                    q.campaignSnapshotStmt,
@@ -1528,6 +1601,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		insertLogStmt:                           q.insertLogStmt,
 		insertPhoneNumberStmt:                   q.insertPhoneNumberStmt,
 		insertPolicyChangeStmt:                  q.insertPolicyChangeStmt,
+		insertStreamLeaseStmt:                   q.insertStreamLeaseStmt,
 		insertSuppressionsStmt:                  q.insertSuppressionsStmt,
 		insertTelephonyConfigStmt:               q.insertTelephonyConfigStmt,
 		insertWorkflowStmt:                      q.insertWorkflowStmt,
@@ -1550,6 +1624,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listWorkflowsStmt:                       q.listWorkflowsStmt,
 		liveAPIKeyIDsStmt:                       q.liveAPIKeyIDsStmt,
 		liveConsoleSessionIDsStmt:               q.liveConsoleSessionIDsStmt,
+		lockAttemptStmt:                         q.lockAttemptStmt,
+		lockCampaignStmt:                        q.lockCampaignStmt,
+		lockKeyStmt:                             q.lockKeyStmt,
 		lockOrganizationStmt:                    q.lockOrganizationStmt,
 		logsAfterIDStmt:                         q.logsAfterIDStmt,
 		markAttemptPlacedStmt:                   q.markAttemptPlacedStmt,
@@ -1583,7 +1660,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		recordReplayKeyStmt:                     q.recordReplayKeyStmt,
 		redeemSignInLinkStmt:                    q.redeemSignInLinkStmt,
 		releaseLeaseStmt:                        q.releaseLeaseStmt,
+		releaseStreamLeaseStmt:                  q.releaseStreamLeaseStmt,
 		renewLeasesStmt:                         q.renewLeasesStmt,
+		renewStreamLeasesStmt:                   q.renewStreamLeasesStmt,
 		requeueAttemptStmt:                      q.requeueAttemptStmt,
 		resumeCampaignStmt:                      q.resumeCampaignStmt,
 		reviveSuppressionsStmt:                  q.reviveSuppressionsStmt,
@@ -1592,12 +1671,13 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		runningCampaignIDsStmt:                  q.runningCampaignIDsStmt,
 		saveCompliancePolicyStmt:                q.saveCompliancePolicyStmt,
 		setNextDialAtStmt:                       q.setNextDialAtStmt,
-		setQueuedThroughStmt:                    q.setQueuedThroughStmt,
 		setRedialedStmt:                         q.setRedialedStmt,
 		setTelephonyConfigCredentialsStmt:       q.setTelephonyConfigCredentialsStmt,
 		startCampaignStmt:                       q.startCampaignStmt,
+		streamLeaseHolderStmt:                   q.streamLeaseHolderStmt,
 		sweepNumberCallsStmt:                    q.sweepNumberCallsStmt,
 		takeLeaseStmt:                           q.takeLeaseStmt,
+		takeStreamLeaseStmt:                     q.takeStreamLeaseStmt,
 		telephonyConfigNameTakenStmt:            q.telephonyConfigNameTakenStmt,
 		telephonyConfigVersionStmt:              q.telephonyConfigVersionStmt,
 		touchCallerIDStmt:                       q.touchCallerIDStmt,

@@ -173,6 +173,13 @@ type Contact struct {
 	AnsweredBy      sql.NullString
 }
 
+type EventStreamLease struct {
+	TelephonyConfigurationID int64
+	Node                     string
+	Generation               int64
+	ExpiresAt                int64
+}
+
 type NumberCall struct {
 	OrganizationID int64
 	PhoneNumber    string

@@ -63,7 +63,8 @@ func (q *Queries) CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (Api
 }
 
 const createOrganization = `-- name: CreateOrganization :one
-INSERT INTO organizations (name, created_at) VALUES (?1, ?2) RETURNING id, name, created_at
+INSERT INTO organizations (name, created_at) VALUES (?1, ?2)
+ON CONFLICT (name) DO NOTHING RETURNING id, name, created_at
 `
 
 type CreateOrganizationParams struct {
@@ -71,6 +72,8 @@ type CreateOrganizationParams struct {
 	CreatedAt int64
 }
 
+// No row when an organization of that name exists (one created at once by
+// another transaction: this insert waited for its commit).
 func (q *Queries) CreateOrganization(ctx context.Context, arg CreateOrganizationParams) (Organization, error) {
 	row := q.queryRow(ctx, q.createOrganizationStmt, createOrganization, arg.Name, arg.CreatedAt)
 	var i Organization
@@ -195,19 +198,6 @@ func (q *Queries) LiveAPIKeyIDs(ctx context.Context, ids []int64) ([]int64, erro
 		return nil, err
 	}
 	return items, nil
-}
-
-const lockOrganization = `-- name: LockOrganization :one
-SELECT id FROM organizations WHERE id = ?1
-`
-
-// Serializes the organization's limit-checked writes (count, then insert)
-// on PostgreSQL; SQLite's single writer serializes every write already.
-func (q *Queries) LockOrganization(ctx context.Context, id int64) (int64, error) {
-	row := q.queryRow(ctx, q.lockOrganizationStmt, lockOrganization, id)
-	var id_2 int64
-	err := row.Scan(&id_2)
-	return id_2, err
 }
 
 const revokeAPIKey = `-- name: RevokeAPIKey :execrows

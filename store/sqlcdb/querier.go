@@ -23,6 +23,11 @@ type Querier interface {
 	// Campaign @campaign_id has @contacts contacts more with timezone value
 	// @timezone (an import or a redial publishing its counts).
 	AddZoneContacts(ctx context.Context, arg AddZoneContactsParams) error
+	// Moves campaign @id's queue cursor from @from_row on to
+	// @queued_through_row. No row: another claim moved it first (and queues
+	// that chunk); on PostgreSQL this one waited for that claim's commit (the
+	// row's lock) and saw the cursor it left.
+	AdvanceQueuedThrough(ctx context.Context, arg AdvanceQueuedThroughParams) (int64, error)
 	AuthenticateAPIKey(ctx context.Context, keyHash []byte) (AuthenticateAPIKeyRow, error)
 	CampaignCountsByState(ctx context.Context) ([]CampaignCountsByStateRow, error)
 	// The counters of a live snapshot (API.md 10): one row, no definition.
@@ -61,6 +66,8 @@ type Querier interface {
 	CountWorkflows(ctx context.Context, organizationID int64) (int64, error)
 	CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (ApiKey, error)
 	CreateConsoleSession(ctx context.Context, arg CreateConsoleSessionParams) (int64, error)
+	// No row when an organization of that name exists (one created at once by
+	// another transaction: this insert waited for its commit).
 	CreateOrganization(ctx context.Context, arg CreateOrganizationParams) (Organization, error)
 	CreateSignInLink(ctx context.Context, arg CreateSignInLinkParams) error
 	DeleteConsoleSession(ctx context.Context, tokenHash []byte) (int64, error)
@@ -79,6 +86,8 @@ type Querier interface {
 	ExtendSuppressions(ctx context.Context, arg ExtendSuppressionsParams) error
 	FinalizeContact(ctx context.Context, arg FinalizeContactParams) (int64, error)
 	FindSuppression(ctx context.Context, arg FindSuppressionParams) ([]Suppression, error)
+	// Ends attempt @id, dialing or in flight: no row when it is final already
+	// or was requeued (ApplyStatus ignores the status then).
 	FinishAttempt(ctx context.Context, arg FinishAttemptParams) (int64, error)
 	// One sealed value the database holds (the oldest configuration's
 	// credentials), for checking the server secret at start (none: no row).
@@ -105,9 +114,11 @@ type Querier interface {
 	// be recorded becomes 'deleting', invisible at once and purged in chunks.
 	HideCampaign(ctx context.Context, arg HideCampaignParams) (int64, error)
 	// The attempts placed through a configuration whose outcome is still to be
-	// recorded: what its event stream must follow. Not those still dialing:
-	// their placement is under way (the carrier follows them itself) or was
-	// interrupted by a crash (Engine.Start settles them).
+	// recorded: what its event stream must follow. Those still dialing are
+	// marked: their placement is under way (on this node the carrier follows
+	// them itself; on another node sharing the database, the stream must
+	// follow them too) or was interrupted by a crash (Engine.Start settles
+	// them).
 	InFlightAttemptIDsForConfig(ctx context.Context, telephonyConfigurationID int64) ([]InFlightAttemptIDsForConfigRow, error)
 	InsertAttempt(ctx context.Context, arg InsertAttemptParams) (int64, error)
 	InsertCampaign(ctx context.Context, arg InsertCampaignParams) (int64, error)
@@ -119,6 +130,9 @@ type Querier interface {
 	InsertLog(ctx context.Context, arg InsertLogParams) (int64, error)
 	InsertPhoneNumber(ctx context.Context, arg InsertPhoneNumberParams) (PhoneNumber, error)
 	InsertPolicyChange(ctx context.Context, arg InsertPolicyChangeParams) error
+	// The first stream lease of configuration @telephony_configuration_id,
+	// generation 1. No row: a node took it meanwhile.
+	InsertStreamLease(ctx context.Context, arg InsertStreamLeaseParams) (int64, error)
 	InsertSuppressions(ctx context.Context, arg InsertSuppressionsParams) (int64, error)
 	InsertTelephonyConfig(ctx context.Context, arg InsertTelephonyConfigParams) (int64, error)
 	InsertWorkflow(ctx context.Context, arg InsertWorkflowParams) (Workflow, error)
@@ -159,8 +173,14 @@ type Querier interface {
 	// Of the sessions ids, those not expired at now whose key is not revoked
 	// (an event stream's credential check; the conditions of GetConsoleSession).
 	LiveConsoleSessionIDs(ctx context.Context, arg LiveConsoleSessionIDsParams) ([]int64, error)
-	// Serializes the organization's limit-checked writes (count, then insert)
-	// on PostgreSQL; SQLite's single writer serializes every write already.
+	LockAttempt(ctx context.Context, id int64) (CallAttempt, error)
+	LockCampaign(ctx context.Context, id int64) (int64, error)
+	LockKey(ctx context.Context, key string) error
+	// SQLite queries of the store's locks (store/locks.go; see
+	// queries/postgres/locks.sql). SQLite runs one write transaction at a time
+	// (IMMEDIATE, on every store's writer of the file), so the locks are
+	// already held: these read the row they name, or nothing, and cost a few
+	// microseconds.
 	LockOrganization(ctx context.Context, id int64) (int64, error)
 	LogsAfterID(ctx context.Context, arg LogsAfterIDParams) ([]CampaignLog, error)
 	MarkAttemptPlaced(ctx context.Context, arg MarkAttemptPlacedParams) (int64, error)
@@ -234,9 +254,15 @@ type Querier interface {
 	// Hands campaign @campaign_id's lease back (expired at once), if @node still
 	// holds it with @generation.
 	ReleaseLease(ctx context.Context, arg ReleaseLeaseParams) (int64, error)
+	// Hands configuration @telephony_configuration_id's stream lease back
+	// (expired at once), if @node still holds it with @generation.
+	ReleaseStreamLease(ctx context.Context, arg ReleaseStreamLeaseParams) (int64, error)
 	// Extends every lease @node holds to @expires_at; the rows say which it
 	// still holds, and with which generation.
 	RenewLeases(ctx context.Context, arg RenewLeasesParams) ([]RenewLeasesRow, error)
+	// Extends every stream lease @node holds to @expires_at; the rows say
+	// which it still holds, and with which generation.
+	RenewStreamLeases(ctx context.Context, arg RenewStreamLeasesParams) ([]RenewStreamLeasesRow, error)
 	RequeueAttempt(ctx context.Context, arg RequeueAttemptParams) (int64, error)
 	ResumeCampaign(ctx context.Context, arg ResumeCampaignParams) (int64, error)
 	// Entries of the numbers (a JSON array) that expired are replaced by the new
@@ -248,16 +274,26 @@ type Querier interface {
 	RunningCampaignIDs(ctx context.Context) ([]int64, error)
 	SaveCompliancePolicy(ctx context.Context, arg SaveCompliancePolicyParams) error
 	SetNextDialAt(ctx context.Context, arg SetNextDialAtParams) error
-	SetQueuedThrough(ctx context.Context, arg SetQueuedThroughParams) error
 	SetRedialed(ctx context.Context, arg SetRedialedParams) (int64, error)
 	SetTelephonyConfigCredentials(ctx context.Context, arg SetTelephonyConfigCredentialsParams) error
 	StartCampaign(ctx context.Context, arg StartCampaignParams) (int64, error)
+	// The node holding configuration @telephony_configuration_id's stream
+	// lease at @now (no row: none does).
+	StreamLeaseHolder(ctx context.Context, arg StreamLeaseHolderParams) (string, error)
 	SweepNumberCalls(ctx context.Context, placedAt int64) (int64, error)
 	// Takes campaign @campaign_id's lease for @node until @expires_at when its
 	// holder's lease expired at @now or @node holds it already (a node
 	// restarted under its name): the generation grows by one. No row: another
 	// node holds it, or nobody ever did (InsertLease).
 	TakeLease(ctx context.Context, arg TakeLeaseParams) (int64, error)
+	// Event stream leases (API.md 16): the node holding a telephony
+	// configuration's lease is the only one that opens its event stream (ARI's
+	// events websocket). The same protocol as campaign_leases (leases.sql).
+	// Takes configuration @telephony_configuration_id's stream lease for @node
+	// until @expires_at when its holder's lease expired at @now or @node holds
+	// it already: the generation grows by one. No row: another node holds it,
+	// or nobody ever did (InsertStreamLease).
+	TakeStreamLease(ctx context.Context, arg TakeStreamLeaseParams) (int64, error)
 	TelephonyConfigNameTaken(ctx context.Context, arg TelephonyConfigNameTakenParams) (int64, error)
 	TelephonyConfigVersion(ctx context.Context, arg TelephonyConfigVersionParams) (int64, error)
 	TouchCallerID(ctx context.Context, arg TouchCallerIDParams) error
@@ -275,6 +311,8 @@ type Querier interface {
 	UpdateLog(ctx context.Context, arg UpdateLogParams) error
 	UpdatePhoneNumber(ctx context.Context, arg UpdatePhoneNumberParams) (PhoneNumber, error)
 	UpdateTelephonyConfig(ctx context.Context, arg UpdateTelephonyConfigParams) error
+	// Writes only what the update changes (NULL keeps the column): a rename
+	// and a definition change at once, on any nodes, both stay.
 	UpdateWorkflow(ctx context.Context, arg UpdateWorkflowParams) (Workflow, error)
 	// For the uploads retention sweep (store/uploads.go): per object key
 	// campaigns were created from (source_id), when the newest visible one was

@@ -27,6 +27,28 @@ func (q *Queries) AddZoneContacts(ctx context.Context, arg AddZoneContactsParams
 	return err
 }
 
+const advanceQueuedThrough = `-- name: AdvanceQueuedThrough :execrows
+UPDATE campaigns SET queued_through_row = ?1 WHERE id = ?2 AND queued_through_row = ?3
+`
+
+type AdvanceQueuedThroughParams struct {
+	QueuedThroughRow int64
+	ID               int64
+	FromRow          int64
+}
+
+// Moves campaign @id's queue cursor from @from_row on to
+// @queued_through_row. No row: another claim moved it first (and queues
+// that chunk); on PostgreSQL this one waited for that claim's commit (the
+// row's lock) and saw the cursor it left.
+func (q *Queries) AdvanceQueuedThrough(ctx context.Context, arg AdvanceQueuedThroughParams) (int64, error) {
+	result, err := q.exec(ctx, q.advanceQueuedThroughStmt, advanceQueuedThrough, arg.QueuedThroughRow, arg.ID, arg.FromRow)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const noteZonesQueued = `-- name: NoteZonesQueued :exec
 INSERT INTO campaign_zones (campaign_id, timezone, contacts, queued)
 SELECT c.campaign_id, c.timezone, 0, count(*)
@@ -204,20 +226,6 @@ func (q *Queries) RowsWithTimezone(ctx context.Context, arg RowsWithTimezonePara
 		return nil, err
 	}
 	return items, nil
-}
-
-const setQueuedThrough = `-- name: SetQueuedThrough :exec
-UPDATE campaigns SET queued_through_row = ?1 WHERE id = ?2
-`
-
-type SetQueuedThroughParams struct {
-	QueuedThroughRow int64
-	ID               int64
-}
-
-func (q *Queries) SetQueuedThrough(ctx context.Context, arg SetQueuedThroughParams) error {
-	_, err := q.exec(ctx, q.setQueuedThroughStmt, setQueuedThrough, arg.QueuedThroughRow, arg.ID)
-	return err
 }
 
 const unqueuedZones = `-- name: UnqueuedZones :many

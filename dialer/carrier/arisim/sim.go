@@ -173,7 +173,7 @@ type Config struct {
 }
 
 // Stats are the simulator's counters. Every field only grows, except
-// InFlight and Listeners.
+// InFlight and Listeners (and the peaks, which tests may reset).
 type Stats struct {
 	// Requests counts REST requests of any kind (not websocket upgrades).
 	Requests int
@@ -211,6 +211,9 @@ type Stats struct {
 	Listeners int
 	Events    int
 	Dropped   int
+	// PeakListeners is the highest Listeners (listeners.go): more than one
+	// means two clients held the application's events at once.
+	PeakListeners int
 }
 
 // Server is a simulated Asterisk. It is an http.Handler; Start also serves
@@ -275,6 +278,7 @@ func New(cfg Config) *Server {
 		if st.InFlight > st.PeakInFlight {
 			st.PeakInFlight = st.InFlight
 		}
+		settleListeners(st)
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"time"
 )
 
 // CallRecord is a snapshot of one call.
@@ -24,6 +25,13 @@ type CallRecord struct {
 	Duration int
 	// Final is true once the call is over (see Stats.Final).
 	Final bool
+	// Ended is when the call reached its final status (zero before). A
+	// call is up at the provider from CallInfo.Created until Ended, so a
+	// test can tell which calls were up together. Unlike Stats.InFlight,
+	// which counts a call until its final status callback starts, Ended
+	// does not wait for callbacks held up on the way: a service that
+	// fetches the call's status may learn of the end before any callback.
+	Ended time.Time
 	// TwiML is the body the answer webhook got (or the create request's
 	// Twiml parameter), TwiMLContentType its Content-Type, AnswerStatus its
 	// HTTP status (0: not asked yet, or a transport error).
@@ -49,7 +57,7 @@ func (c *call) record() CallRecord {
 	defer c.mu.Unlock()
 	return CallRecord{
 		CallInfo: c.info, Script: c.script, Status: c.status, AnsweredBy: c.answeredBy,
-		Duration: c.duration, Final: c.final,
+		Duration: c.duration, Final: c.final, Ended: c.endedAt,
 		TwiML: c.twiml, TwiMLContentType: c.twimlType, AnswerStatus: c.answerStatus,
 		Callbacks: append([]Callback(nil), c.callbacks...),
 	}

@@ -340,3 +340,36 @@ func TestValidation(t *testing.T) {
 		t.Fatalf("Query of an unknown call = %v, want rejected", err)
 	}
 }
+
+// Ended is zero while a call is up and set, not before its create, when it
+// reaches its final status, even while its final callback is still held
+// back (Stats.InFlight still counts it then).
+func TestEnded(t *testing.T) {
+	sim := start(t, twiliosim.Config{Script: func(twiliosim.CallInfo) twiliosim.Script {
+		return twiliosim.Script{Outcome: twiliosim.Human, TalkDuration: twiliosim.Never, CallbackDelay: time.Second}
+	}})
+	svc := newService(t, sim, false)
+	a, b := svc.place("+14155550100"), svc.place("+14155550101")
+	for _, sid := range []string{a, b} {
+		if rec, _ := sim.Call(sid); !rec.Ended.IsZero() {
+			t.Fatalf("call %s talking: Ended = %v, want zero", sid, rec.Ended)
+		}
+	}
+	if err := svc.car.HangUp(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	ra, _ := sim.Call(a)
+	rb, _ := sim.Call(b)
+	if ra.Ended.Before(ra.Created) || ra.Ended.After(time.Now()) || ra.Ended.Before(rb.Created) {
+		t.Fatalf("hung-up call: Created %v, Ended %v; the other call was created %v", ra.Created, ra.Ended, rb.Created)
+	}
+	if ra.Status != "completed" || sim.InFlight() != 2 {
+		t.Fatalf("hung-up call: status %q, simulator in flight %d; want completed, 2 (its final callback is held back)", ra.Status, sim.InFlight())
+	}
+	if err := sim.WaitFinal(waitCtx(t), 1); err != nil {
+		t.Fatal(err)
+	}
+	if rb, _ := sim.Call(b); !rb.Ended.IsZero() || sim.InFlight() != 1 || sim.PeakInFlight() != 2 {
+		t.Fatalf("other call Ended = %v, in flight %d, peak %d; want zero, 1, 2", rb.Ended, sim.InFlight(), sim.PeakInFlight())
+	}
+}
