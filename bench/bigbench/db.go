@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,9 +16,67 @@ import (
 // dbFile is the service's database in its data directory.
 const dbFile = realbin.DBFile
 
-// openDB opens the service's database with modernc.org/sqlite, read-only
-// (a pool of one connection, for polling while the service runs) or
-// read-write (only while the service is stopped).
+// reader runs the benchmark's own queries on the service's database while
+// the service runs: a read-only connection to the SQLite file, or on
+// PostgreSQL the benchmark's connection (realbin.Database.SQL). Queries
+// are written with ? placeholders, numbered for PostgreSQL.
+type reader struct {
+	db *sql.DB
+	pg bool
+}
+
+// openReader opens the reader of the database d.
+func openReader(d *realbin.Database) (*reader, error) {
+	if d.Postgres() {
+		return &reader{db: d.SQL(), pg: true}, nil
+	}
+	db, err := openDB(d.DataDir, true)
+	if err != nil {
+		return nil, err
+	}
+	return &reader{db: db}, nil
+}
+
+// rebind numbers the ? placeholders of query ($1, $2, ...) on PostgreSQL.
+func (r *reader) rebind(query string) string {
+	if !r.pg {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, c := range query {
+		if c == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// queryRow runs a query of one row.
+func (r *reader) queryRow(query string, args ...any) *sql.Row {
+	return r.db.QueryRow(r.rebind(query), args...)
+}
+
+// count runs a SELECT of one integer.
+func (r *reader) count(query string, args ...any) (int64, error) {
+	var n int64
+	err := r.queryRow(query, args...).Scan(&n)
+	return n, err
+}
+
+// Close closes SQLite's connection; PostgreSQL's is the Database's.
+func (r *reader) Close() {
+	if !r.pg {
+		r.db.Close()
+	}
+}
+
+// openDB opens the service's SQLite database with modernc.org/sqlite,
+// read-only (a pool of one connection, for polling while the service runs)
+// or read-write (only while the service is stopped).
 func openDB(dataDir string, readOnly bool) (*sql.DB, error) {
 	dsn := "file:" + filepath.Join(dataDir, dbFile) + "?_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)"
 	if readOnly {
@@ -33,34 +92,27 @@ func openDB(dataDir string, readOnly bool) (*sql.DB, error) {
 	return db, db.Ping()
 }
 
-// count runs a SELECT of one integer.
-func count(db *sql.DB, query string, args ...any) (int64, error) {
-	var n int64
-	err := db.QueryRow(query, args...).Scan(&n)
-	return n, err
-}
-
 // inList is "?, ?, ?" for n arguments.
 func inList(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
 
 // remaining reports whether campaigns ids still have rows in the
 // database (1 or 0 each): contacts, call attempts, the campaign rows.
-func remaining(db *sql.DB, ids []int64) (contacts, attempts, campaigns int64, err error) {
+func remaining(r *reader, ids []int64) (contacts, attempts, campaigns int64, err error) {
 	args := make([]any, len(ids))
 	for i, id := range ids {
 		args[i] = id
 	}
 	in := inList(len(ids))
-	q := fmt.Sprintf(`SELECT EXISTS (SELECT 1 FROM contacts WHERE campaign_id IN (%s)),
-		EXISTS (SELECT 1 FROM call_attempts WHERE campaign_id IN (%s)),
-		EXISTS (SELECT 1 FROM campaigns WHERE id IN (%s))`, in, in, in)
-	err = db.QueryRow(q, append(append(append([]any{}, args...), args...), args...)...).Scan(&contacts, &attempts, &campaigns)
+	q := fmt.Sprintf(`SELECT CASE WHEN EXISTS (SELECT 1 FROM contacts WHERE campaign_id IN (%s)) THEN 1 ELSE 0 END,
+		CASE WHEN EXISTS (SELECT 1 FROM call_attempts WHERE campaign_id IN (%s)) THEN 1 ELSE 0 END,
+		CASE WHEN EXISTS (SELECT 1 FROM campaigns WHERE id IN (%s)) THEN 1 ELSE 0 END`, in, in, in)
+	err = r.queryRow(q, append(append(append([]any{}, args...), args...), args...)...).Scan(&contacts, &attempts, &campaigns)
 	return contacts, attempts, campaigns, err
 }
 
 // markAllBusy makes every contact of campaign id final with outcome busy,
 // in one transaction, and truncates the WAL afterwards. The service must
-// be stopped.
+// be stopped; SQLite only.
 func markAllBusy(dataDir string, id int64) (int64, time.Duration, error) {
 	db, err := openDB(dataDir, false)
 	if err != nil {

@@ -5,6 +5,7 @@
 //	go run ./bench/bigbench
 //	go run ./bench/bigbench -rows 50000 -dial-calls 2000     # a quick check
 //	go run ./bench/bigbench -cpuprofile /tmp/serve.pprof     # then: go tool pprof -top /tmp/outdial /tmp/serve.pprof
+//	go run ./bench/bigbench -database-url postgres://USER@HOST/EMPTYDB -dial-calls 5000   # on PostgreSQL (API.md 16)
 //
 // Like bench/dialbench it builds the binary (or takes -bin), creates API
 // keys for two organizations ("bench" and "other"), starts `outdial serve`
@@ -45,6 +46,17 @@
 //     time until their rows are gone (a read-only SQLite connection polls
 //     every 200 ms), with a victim dialing.
 //
+// With -database-url (an empty PostgreSQL database: create one with psql
+// and drop it after) the service runs on PostgreSQL as one node, as
+// bench/dialbench runs it (realbin.Database: versitygw started as its S3
+// store, the shared secret, the API keys from `outdial apikey create
+// --database-url`); the create goes through COPY there. The benchmark's
+// own reads (counts, the purge's progress, the deep page's id) go to that
+// database; its size is pg_database_size (PostgreSQL's WAL is the
+// cluster's, not measured); the CPU of the database's server processes
+// is given beside serve's (realbin.BackendCPU). Phase 7's synthetic
+// redial edits the SQLite file and is skipped, saying so.
+//
 // Every figure is printed with the machine's CPUs, Go version and load
 // average, beside issue 10's targets (for 1,000,000 rows) with ok or
 // MISSED. The simulator and this program share the machine's cores with the
@@ -52,12 +64,10 @@
 package main
 
 import (
-	"database/sql"
 	"flag"
 	"fmt"
 	"log"
 	"net/http"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -96,7 +106,8 @@ const (
 type bench struct {
 	rows, victimRows, dialCalls int
 	talk, victimTalk            time.Duration
-	bin, tmp, dataDir, logPath  string
+	bin, tmp                    string
+	db                          *realbin.Database
 	cpuprofile                  string
 	policy                      string // compliance policy PUT for both organizations
 	env                         []string
@@ -107,7 +118,7 @@ type bench struct {
 	srv    *realbin.Server
 	serves int             // serve processes started
 	c, o   *realbin.Client // the bench and the other organization
-	ro     *sql.DB         // read-only connection to the database
+	ro     *reader         // the benchmark's reads of the database
 
 	wfBench, wfOther         any
 	bigSource                string
@@ -121,7 +132,9 @@ func main() {
 	rows := flag.Int("rows", 1000000, "contacts in the big campaign")
 	dialCalls := flag.Int("dial-calls", 20000, "calls of the big campaign to place in the dialing phase")
 	victimRows := flag.Int("victim-rows", 3000, "contacts of a victim campaign (the one during the purge has three times as many)")
-	synthetic := flag.Bool("synthetic-redial", true, "stop the service, mark every contact final busy in SQLite, restart and redial them all")
+	synthetic := flag.Bool("synthetic-redial", true, "stop the service, mark every contact final busy in SQLite, restart and redial them all (SQLite only)")
+	databaseURL := flag.String("database-url", "", "an empty PostgreSQL database (postgres://...) to run on instead of a SQLite data directory; "+
+		"versitygw is started as the S3 store (.ci/versitygw.sh installs it, or set OUTDIAL_VERSITYGW)")
 	bin := flag.String("bin", "", "outdial binary to run (default: go build into a temporary directory)")
 	cpuprofile := flag.String("cpuprofile", "", "have the service write a CPU profile to this file (serve --cpuprofile; the restarted service's goes to FILE.restart)")
 	keep := flag.Bool("keep", false, "keep the temporary directory (data, service log)")
@@ -149,13 +162,17 @@ func main() {
 
 	b := &bench{rows: *rows, victimRows: *victimRows, dialCalls: *dialCalls,
 		talk: 50 * time.Millisecond, victimTalk: 200 * time.Millisecond,
-		bin: *bin, tmp: tmp, dataDir: filepath.Join(tmp, "data"), logPath: filepath.Join(tmp, "serve.log"),
-		cpuprofile: *cpuprofile, policy: *policy}
+		bin: *bin, tmp: tmp, cpuprofile: *cpuprofile, policy: *policy}
 	b.sim = twiliosim.Start(twiliosim.Config{Script: b.script})
 	defer b.sim.Close()
-	b.env = realbin.Env("OUTDIAL_TWILIO_API_URL=" + b.sim.URL())
-	b.keyBench = realbin.APIKey(b.bin, b.dataDir, "bench", b.env)
-	b.keyOther = realbin.APIKey(b.bin, b.dataDir, "other", b.env)
+	b.db, err = realbin.OpenDatabase(tmp, *databaseURL)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer b.db.Close()
+	b.env = b.db.Env("OUTDIAL_TWILIO_API_URL=" + b.sim.URL())
+	b.keyBench = b.db.APIKey(b.bin, "bench", b.env)
+	b.keyOther = b.db.APIKey(b.bin, "other", b.env)
 
 	load0 := realbin.LoadAvg()
 	b.serve()
@@ -165,7 +182,10 @@ func main() {
 	b.paging()
 	b.report()
 	b.cancelAndRedial()
-	if *synthetic {
+	switch {
+	case *synthetic && b.db.Postgres():
+		b.printf("synthetic redial: skipped on PostgreSQL (it stops the service and edits the SQLite file)")
+	case *synthetic:
 		b.syntheticRedial()
 	}
 	b.deleteAndPurge()
@@ -174,6 +194,9 @@ func main() {
 
 	fmt.Printf("machine: %d CPUs, %s, %s/%s; load average before %s, after %s\n",
 		runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, load0, realbin.LoadAvg())
+	if b.db.Postgres() {
+		fmt.Printf("database: PostgreSQL %s, one serve node; S3 store versitygw at %s\n", realbin.RedactURL(b.db.URL), b.db.S3.Addr)
+	}
 	fmt.Print(b.out.String())
 	if b.cpuprofile != "" {
 		fmt.Printf("CPU profile: go tool pprof -top %s %s (after the restart: %s.restart)\n", b.bin, b.cpuprofile, b.cpuprofile)
@@ -209,11 +232,13 @@ func (b *bench) serve() {
 		}
 		args = append(args, "--cpuprofile", p)
 	}
-	b.srv = realbin.Serve(b.bin, b.dataDir, b.logPath, b.env, args...)
+	cl := realbin.StartCluster(realbin.ClusterConfig{Bin: b.bin, DB: b.db, Nodes: 1, Dir: b.tmp, Env: b.env,
+		Args: func(int) []string { return args }})
+	b.srv = cl.Nodes[0]
 	b.serves++
 	b.c, b.o = b.srv.Client(b.keyBench), b.srv.Client(b.keyOther)
 	b.c.Fail, b.o.Fail = b.fail, b.fail
-	ro, err := openDB(b.dataDir, true)
+	ro, err := openReader(b.db)
 	if err != nil {
 		b.srv.Fail("open the database read-only: %v", err)
 	}

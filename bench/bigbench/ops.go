@@ -18,11 +18,11 @@ func (b *bench) cancelAndRedial() {
 	if cp["state"] != "cancelled" {
 		b.fail("cancel: state %v", cp["state"])
 	}
-	final, err := count(b.ro, `SELECT count(*) FROM contacts WHERE campaign_id = ? AND is_final = 1`, b.big)
+	final, err := b.ro.count(`SELECT count(*) FROM contacts WHERE campaign_id = ? AND is_final = 1`, b.big)
 	if err != nil {
 		b.fail("count final contacts: %v", err)
 	}
-	busy, err := count(b.ro, `SELECT count(*) FROM contacts WHERE campaign_id = ? AND is_final = 1 AND outcome = 'busy'`, b.big)
+	busy, err := b.ro.count(`SELECT count(*) FROM contacts WHERE campaign_id = ? AND is_final = 1 AND outcome = 'busy'`, b.big)
 	if err != nil {
 		b.fail("count busy contacts: %v", err)
 	}
@@ -56,7 +56,7 @@ func (b *bench) syntheticRedial() {
 
 	b.ro.Close()
 	b.srv.Stop(30 * time.Second)
-	n, took, err := markAllBusy(b.dataDir, b.big)
+	n, took, err := markAllBusy(b.db.DataDir, b.big)
 	if err != nil {
 		b.fail("%v", err)
 	}
@@ -92,7 +92,7 @@ func (b *bench) deleteAndPurge() {
 	}
 	var contacts int64
 	for _, cid := range ids {
-		n, err := count(b.ro, `SELECT count(*) FROM contacts WHERE campaign_id = ?`, cid)
+		n, err := b.ro.count(`SELECT count(*) FROM contacts WHERE campaign_id = ?`, cid)
 		if err != nil {
 			b.fail("count contacts: %v", err)
 		}

@@ -18,10 +18,14 @@ import (
 
 // create creates the big campaign while a victim dials.
 func (b *bench) create() {
+	var pgSize0 int64
+	if b.db.Postgres() {
+		pgSize0, _ = b.pgSizes()
+	}
 	vid := b.startVictim(b.victimCSV)
 	pid := b.srv.Pid()
 	rss0 := realbin.ProcStatusKB(pid, "VmRSS")
-	cpu0 := realbin.ProcCPU(pid)
+	cpu0, pg0 := realbin.ProcCPU(pid), b.db.BackendCPU()
 	rs := realbin.SampleRSS(pid, 20*time.Millisecond)
 	w := b.watch(vid)
 	log.Printf("creating the campaign of %d rows", b.rows)
@@ -31,7 +35,7 @@ func (b *bench) create() {
 	t1 := time.Now()
 	took := t1.Sub(t0)
 	peak := rs.End()
-	cpu := realbin.ProcCPU(pid) - cpu0
+	cpu, pgCPU := realbin.ProcCPU(pid)-cpu0, b.db.BackendCPU().Since(pg0)
 	rss1 := realbin.ProcStatusKB(pid, "VmRSS")
 	b.big = id(camp)
 	total := num(camp, "total_rows")
@@ -42,6 +46,9 @@ func (b *bench) create() {
 	growth := mb(peak - rss0)
 	b.printf("  serve RSS %.1f MB before, peak %.1f MB (VmRSS every 20 ms), growth %+.1f MB, %.1f MB after; serve CPU %.2f s  target growth <= %d MB %s",
 		mb(rss0), mb(peak), growth, mb(rss1), cpu.Seconds(), targetCreateRSSMB, verdict(growth <= targetCreateRSSMB))
+	if b.db.Postgres() {
+		b.printf("  PostgreSQL backends of this database: %.2f CPU-s during the create", pgCPU.Seconds())
+	}
 	b.victimLine("the create", t0, t1)
 	b.endWatch(w, "the create")
 	b.stopVictim(vid)
@@ -50,6 +57,12 @@ func (b *bench) create() {
 	}
 
 	db, wal := b.sizes("after the create")
+	if b.db.Postgres() {
+		_, contacts := b.pgSizes()
+		b.printf("  %.0f bytes per contact (the database's growth over the create, %.1f MB before), %.0f in the contacts table with its indexes",
+			float64(db-pgSize0)/float64(b.rows), float64(pgSize0)/1e6, float64(contacts)/float64(b.rows))
+		return
+	}
 	b.printf("  %.0f bytes per contact (database file), %.0f with the WAL (the issue measured 216 MB + a 217 MB WAL before)  WAL target <= %d MB %s",
 		float64(db)/float64(b.rows), float64(db+wal)/float64(b.rows), targetWALMB, verdict(wal <= targetWALMB<<20))
 }
@@ -60,7 +73,7 @@ func (b *bench) dial() {
 	path := "/api/v1/campaign/" + itoa(b.big)
 	log.Printf("dialing %d calls", b.dialCalls)
 	rss0 := realbin.ProcStatusKB(pid, "VmRSS")
-	cpu0, self0, busy0 := realbin.ProcCPU(pid), realbin.SelfCPU(), realbin.MachineBusy()
+	cpu0, self0, busy0, pg0 := realbin.ProcCPU(pid), realbin.SelfCPU(), realbin.MachineBusy(), b.db.BackendCPU()
 	b.sim.ResetPeak()
 	st0 := b.sim.Stats()
 	// The RSS's peak in each quarter of the calls: a garbage-collected
@@ -89,6 +102,7 @@ func (b *bench) dial() {
 	}
 	wall := time.Since(t0)
 	cpu, self, busy := realbin.ProcCPU(pid)-cpu0, realbin.SelfCPU()-self0, realbin.MachineBusy()-busy0
+	pgCPU := b.db.BackendCPU().Since(pg0)
 	rss1 := realbin.ProcStatusKB(pid, "VmRSS")
 	peak := rs.End()
 	st := b.sim.Stats()
@@ -103,12 +117,16 @@ func (b *bench) dial() {
 		rate, targetCallsPerSecond, verdict(rate >= targetCallsPerSecond), st.PeakInFlight, verdict(st.PeakInFlight <= 500))
 	b.printf("  serve CPU per 1,000 calls %.3f s (%.2f CPU-s, %.2f cores busy)  target <= %.1f %s",
 		per1000, cpu.Seconds(), cpu.Seconds()/wall.Seconds(), targetCPUPer1000, verdict(per1000 <= targetCPUPer1000))
+	if b.db.Postgres() {
+		pg := pgCPU.Seconds() / (float64(executed) / 1000)
+		b.printf("  PostgreSQL backends of this database: %.3f CPU-s per 1,000 calls (%.2f CPU-s); serve + backends %.3f", pg, pgCPU.Seconds(), per1000+pg)
+	}
 	growth := mb(quarters[3] - quarters[1])
 	b.printf("  serve RSS %.1f MB at the start (what the create left), %.1f MB at the end; its peak in each quarter of the calls %.1f, %.1f, %.1f, %.1f MB; peak %.1f MB  target flat (4th quarter's peak - 2nd's <= %d MB: %+.1f) %s, peak < %d MB %s",
 		mb(rss0), mb(rss1), mb(quarters[0]), mb(quarters[1]), mb(quarters[2]), mb(quarters[3]), mb(peak),
 		targetFlatMB, growth, verdict(growth <= targetFlatMB),
 		targetRSSMB, verdict(mb(peak) < targetRSSMB))
-	other := busy - cpu - self
+	other := busy - cpu - self - pgCPU
 	b.printf("  load generator (simulator + bigbench) CPU %.2f s; other processes %.2f CPU-s (%.2f cores of %d)",
 		self.Seconds(), other.Seconds(), other.Seconds()/wall.Seconds(), runtime.NumCPU())
 	b.sizes("after the dialing phase")
@@ -124,12 +142,12 @@ func (b *bench) paging() {
 		{"outcome=answered", "&outcome=answered", "outcome = 'answered'", "outcome = 'answered'"},
 		{"state=queued", "&state=queued", "state = 'queued'", "state = 'queued'"},
 	} {
-		n, err := count(b.ro, `SELECT count(*) FROM call_attempts WHERE campaign_id = ? AND `+f.count, b.big)
+		n, err := b.ro.count(`SELECT count(*) FROM call_attempts WHERE campaign_id = ? AND `+f.count, b.big)
 		if err != nil {
 			b.fail("count attempts: %v", err)
 		}
 		var after int64
-		err = b.ro.QueryRow(`SELECT id FROM call_attempts WHERE campaign_id = ? AND `+f.deep+` ORDER BY id DESC LIMIT 1 OFFSET 150`, b.big).Scan(&after)
+		err = b.ro.queryRow(`SELECT id FROM call_attempts WHERE campaign_id = ? AND `+f.deep+` ORDER BY id DESC LIMIT 1 OFFSET 150`, b.big).Scan(&after)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			b.fail("find a deep attempt id: %v", err)
 		}

@@ -129,10 +129,18 @@ func (b *bench) victimLine(during string, from, to time.Time) {
 		verdict(g.maxGap <= targetStallMS*time.Millisecond && g.covered))
 }
 
-// sizes adds the database's file sizes to the report and returns them.
+// sizes adds the database's file sizes to the report and returns them; on
+// PostgreSQL the database's size (pg_database_size) and its contacts
+// table's with its indexes, and wal 0 (PostgreSQL's WAL is the cluster's).
 func (b *bench) sizes(when string) (db, wal int64) {
-	db, wal = realbin.DBSizes(b.dataDir)
-	free, err := count(b.ro, `SELECT (SELECT freelist_count FROM pragma_freelist_count()) * (SELECT page_size FROM pragma_page_size())`)
+	if b.db.Postgres() {
+		db, contacts := b.pgSizes()
+		b.printf("database %s: pg_database_size %.1f MB, of which contacts with its indexes %.1f MB (the WAL is the cluster's: not measured)",
+			when, float64(db)/1e6, float64(contacts)/1e6)
+		return db, 0
+	}
+	db, wal = realbin.DBSizes(b.db.DataDir)
+	free, err := b.ro.count(`SELECT (SELECT freelist_count FROM pragma_freelist_count()) * (SELECT page_size FROM pragma_page_size())`)
 	if err != nil {
 		b.fail("free pages: %v", err)
 	}
@@ -141,12 +149,22 @@ func (b *bench) sizes(when string) (db, wal int64) {
 	return db, wal
 }
 
+// pgSizes returns the PostgreSQL database's size (pg_database_size) and
+// its contacts table's with its indexes, in bytes.
+func (b *bench) pgSizes() (db, contacts int64) {
+	err := b.ro.queryRow(`SELECT pg_database_size(current_database()), pg_total_relation_size('contacts')`).Scan(&db, &contacts)
+	if err != nil {
+		b.fail("database size: %v", err)
+	}
+	return db, contacts
+}
+
 // waitDrained waits until campaign cid has no call being placed or in
 // flight.
 func (b *bench) waitDrained(cid int64) {
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		n, err := count(b.ro, `SELECT count(*) FROM call_attempts WHERE campaign_id = ? AND state IN ('dialing', 'in_flight')`, cid)
+		n, err := b.ro.count(`SELECT count(*) FROM call_attempts WHERE campaign_id = ? AND state IN ('dialing', 'in_flight')`, cid)
 		if err != nil {
 			b.fail("count calls in flight: %v", err)
 		}

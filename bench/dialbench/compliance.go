@@ -13,7 +13,7 @@ import (
 // number like the campaign's) on the organization's suppression list: a
 // CSV uploaded through a presigned URL, then POST /api/v1/suppressions
 // with its source_id. It returns what it did and took, for the report.
-func importSuppressions(c *realbin.Client, n, pid int) string {
+func importSuppressions(c *realbin.Client, cl *realbin.Cluster, n int) string {
 	t := time.Now()
 	csv := realbin.NumbersCSV(n, 0)
 	gen := time.Since(t)
@@ -21,19 +21,19 @@ func importSuppressions(c *realbin.Client, n, pid int) string {
 	key := c.UploadCSV("suppressions.csv", csv)
 	up := time.Since(t)
 	log.Printf("importing %d suppression numbers (%.1f MB CSV)", n, float64(len(csv))/1e6)
-	rss := realbin.SampleRSS(pid, 20*time.Millisecond)
-	rss0 := realbin.ProcStatusKB(pid, "VmRSS")
+	rss := cl.SampleRSS(20 * time.Millisecond)
+	rss0 := cl.StatusKB("VmRSS")
 	t = time.Now()
 	res := c.ImportSuppressions(key)
 	took := time.Since(t)
-	peak := rss.End()
+	peak := realbin.EndRSS(rss)
 	if res.Added != n {
 		c.Fail("suppression import: %s; want %d added", res, n)
 	}
 	return fmt.Sprintf("%d numbers on the suppression list (%.1f MB CSV generated in %.2f s, uploaded in %.2f s); "+
-		"POST /api/v1/suppressions answered in %.2f s: %s; serve RSS %.1f MB before, peak %.1f MB during it",
+		"POST /api/v1/suppressions answered in %.2f s: %s; serve RSS %s before, peak %s during it",
 		n, float64(len(csv))/1e6, gen.Seconds(), up.Seconds(), took.Seconds(), res,
-		float64(rss0)/1024, float64(peak)/1024)
+		cl.PerNodeMB(rss0), cl.PerNodeMB(peak))
 }
 
 // firstEvidence returns what the guard rails recorded for the campaign's

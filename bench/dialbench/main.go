@@ -10,6 +10,7 @@
 //	go run ./bench/dialbench -metrics-addr ''   # metrics off (default: on, on a free port)
 //	go run ./bench/dialbench -streams 20        # 20 event-stream clients of the campaign, one never reading
 //	go run ./bench/dialbench -idle-streams 100  # first: 100 open streams of the draft campaign, CPU over 30 s
+//	go run ./bench/dialbench -database-url postgres://USER@HOST/EMPTYDB -nodes 3   # PostgreSQL, 3 nodes (API.md 16)
 //
 // It builds the binary (or takes -bin), creates an API key with it, starts
 // `outdial serve` as a subprocess on a fresh data directory with
@@ -37,6 +38,19 @@
 // outdial_calls_placed_total must equal the campaign's executed_count.
 // An empty -metrics-addr (-metrics-addr="") measures the service with metrics off.
 //
+// With -database-url (an empty PostgreSQL database: create one with psql
+// and drop it after) the service keeps its state there instead: the
+// benchmark starts versitygw on a free port as the remote S3 store serve
+// needs beside a database URL, makes a shared server secret
+// (OUTDIAL_SECRET_KEY), creates the API key with `outdial apikey create
+// --database-url` and starts -nodes serve processes on the database
+// (--node-name node1, node2, ...; each its own data directory and metrics
+// port). With more than one node a round-robin reverse proxy in this
+// process is their --public-url, so the simulator's webhooks land on every
+// node in turn, and the base of every API call (realbin.Cluster). One
+// campaign is dialed by one node, the holder of its lease; the others
+// apply the webhooks of its calls.
+//
 // Reported: completed calls per second from the start request to the
 // campaign's completion (measured here, and from the campaign's own
 // started_at/completed_at), the simulator's peak number of calls in flight,
@@ -44,7 +58,12 @@
 // 1,000 calls over the dialing phase only, and its peak RSS (VmHWM from
 // /proc/<pid>/status, the whole run including the campaign creation). The
 // simulator and this program share the machine's cores with the service;
-// their own CPU time is reported too. Linux only (/proc).
+// their own CPU time is reported too. With several nodes the CPU is summed
+// over all of them (and given per node), the peak RSS given per node. On
+// PostgreSQL the CPU time of the database's server processes serving the
+// benchmark's database (realbin.BackendCPU: the server must run on this
+// machine) is reported beside the service's, since on SQLite that work is
+// inside serve. Linux only (/proc).
 package main
 
 import (
@@ -53,8 +72,8 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/outdial/outdial/bench/internal/realbin"
@@ -74,7 +93,7 @@ func main() {
 	rate := flag.Float64("rate", 1000, "campaign rate_limit_per_second")
 	talk := flag.Duration("talk", 50*time.Millisecond, "time from the answer to the final status callback")
 	bin := flag.String("bin", "", "outdial binary to run (default: go build into a temporary directory)")
-	cpuprofile := flag.String("cpuprofile", "", "have the service write a CPU profile of its whole run to this file (serve --cpuprofile)")
+	cpuprofile := flag.String("cpuprofile", "", "have the service write a CPU profile of its whole run to this file (serve --cpuprofile; node I of several writes FILE.nodeI)")
 	keep := flag.Bool("keep", false, "keep the temporary directory (data, service log)")
 	guard := flag.Bool("guard", false, "before the campaign, import -suppressions numbers (none of them the campaign's) into the suppression list "+
 		"and open calling hours all day, so that every call goes through both checks")
@@ -85,6 +104,9 @@ func main() {
 	nStreams := flag.Int("streams", 0, "event-stream clients of the campaign during the dialing phase (API.md 10): all but one read every event, one never reads")
 	idle := flag.Int("idle-streams", 0, "before the campaign starts, open this many streams of it and measure the service's CPU while nothing happens")
 	idleFor := flag.Duration("idle-for", 30*time.Second, "how long -idle-streams measures")
+	databaseURL := flag.String("database-url", "", "an empty PostgreSQL database (postgres://...) to run on instead of a SQLite data directory; "+
+		"versitygw is started as the S3 store (.ci/versitygw.sh installs it, or set OUTDIAL_VERSITYGW)")
+	nodes := flag.Int("nodes", 1, "serve processes on the -database-url database, behind a round-robin proxy when more than one")
 	flag.Parse()
 	log.SetFlags(0)
 	if *guard {
@@ -97,6 +119,12 @@ func main() {
 		if err := realbin.CheckNumbers(*suppressions); err != nil {
 			log.Fatal(err)
 		}
+	}
+	if *nodes != 1 && (*databaseURL == "" || *nodes < 1) {
+		log.Fatal("-nodes: 1, or more with -database-url (a SQLite file belongs to one process)")
+	}
+	if *nodes > 1 && *metricsAddr != "free" && *metricsAddr != "" {
+		log.Fatal("-metrics-addr: \"free\" or \"\" with several nodes (each needs its own port)")
 	}
 
 	tmp, binary, cleanup, err := realbin.Workdir("dialbench", *keep, *bin)
@@ -111,29 +139,38 @@ func main() {
 	}})
 	defer sim.Close()
 
-	env := realbin.Env("OUTDIAL_TWILIO_API_URL=" + sim.URL())
-	dataDir := filepath.Join(tmp, "data")
-	key := realbin.APIKey(*bin, dataDir, "bench", env)
+	db, err := realbin.OpenDatabase(tmp, *databaseURL)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	env := db.Env("OUTDIAL_TWILIO_API_URL=" + sim.URL())
+	key := db.APIKey(*bin, "bench", env)
 
-	var args []string
-	if *cpuprofile != "" {
-		args = append(args, "--cpuprofile", *cpuprofile)
+	metricsAddrs := make([]string, *nodes)
+	for i := range metricsAddrs {
+		metricsAddrs[i] = *metricsAddr
+		if *metricsAddr == "free" {
+			metricsAddrs[i] = realbin.FreeAddr()
+		}
 	}
-	if *metricsAddr == "free" {
-		*metricsAddr = realbin.FreeAddr()
-	}
-	args = append(args, "--metrics-addr", *metricsAddr)
-	serve := realbin.Serve(*bin, dataDir, filepath.Join(tmp, "serve.log"), env, args...)
-	fail := serve.Fail
-	c := serve.Client(key)
-	pid := serve.Pid()
+	cl := realbin.StartCluster(realbin.ClusterConfig{Bin: *bin, DB: db, Nodes: *nodes, Dir: tmp, Env: env,
+		Args: func(i int) []string {
+			var args []string
+			if *cpuprofile != "" {
+				args = append(args, "--cpuprofile", profilePath(*cpuprofile, i))
+			}
+			return append(args, "--metrics-addr", metricsAddrs[i-1])
+		}})
+	fail := cl.Fail
+	c := cl.Client(key)
 
 	// Setup, as a client would do it.
 	setupStart := time.Now()
 	pol := c.SetCompliance(*policy)
 	var guardLine string
 	if *guard {
-		guardLine = importSuppressions(c, *suppressions, pid)
+		guardLine = importSuppressions(c, cl, *suppressions)
 	}
 	cfg := c.Post("/api/v1/organizations/telephony-configs", map[string]any{
 		"name": "sim", "is_default_outbound": true,
@@ -160,47 +197,69 @@ func main() {
 	eventsPath := fmt.Sprintf("/api/v1/campaign/%d/events", id)
 	var idleLine string
 	if *idle > 0 {
-		idleLine = idleStreams(serve, key, eventsPath, *idle, *idleFor)
+		idleLine = idleStreams(cl, key, eventsPath, *idle, *idleFor)
 	}
-	streams := openStreams(serve, key, eventsPath, *nStreams)
+	streams := openStreams(cl.Base, cl.Addr, key, eventsPath, *nStreams)
 	defer streams.close()
 
 	// The dialing phase.
-	load0 := realbin.LoadAvg()
+	r := run{contacts: *contacts, concurrency: *concurrency, rate: *rate, talk: *talk, db: db, cl: cl}
+	r.load0 = realbin.LoadAvg()
 	runtime.GC()
-	cpu0 := realbin.ProcCPU(pid)
+	cpu0 := nodeCPU(cl)
+	pg0 := db.BackendCPU()
 	self0 := realbin.SelfCPU()
 	busy0 := realbin.MachineBusy()
 	sim.ResetPeak()
 	simStart := sim.Stats()
 	start := time.Now()
 	c.Post(fmt.Sprintf("/api/v1/campaign/%d/start", id), nil)
-	var final map[string]any
-	var rssPeak int64
+	r.rssPeak = make([]int64, *nodes)
+	var dialedBy []string // dialed_by's changes while polled
+	lastBy := "?"
 	for {
 		time.Sleep(100 * time.Millisecond)
-		rssPeak = max(rssPeak, realbin.ProcStatusKB(pid, "VmRSS"))
-		final = c.Get(fmt.Sprintf("/api/v1/campaign/%d", id))
-		if final["state"] != "running" {
+		for i, kb := range cl.StatusKB("VmRSS") {
+			r.rssPeak[i] = max(r.rssPeak[i], kb)
+		}
+		r.final = c.Get(fmt.Sprintf("/api/v1/campaign/%d", id))
+		by, _ := r.final["dialed_by"].(string)
+		if by == "" {
+			by = "null"
+		}
+		if by != lastBy {
+			dialedBy = append(dialedBy, fmt.Sprintf("%s from %.1f s", by, time.Since(start).Seconds()))
+			lastBy = by
+		}
+		if r.final["state"] != "running" {
 			break
 		}
 		if time.Since(start) > 10*time.Minute {
-			fail("campaign still running after 10 minutes: %v", final)
+			fail("campaign still running after 10 minutes: %v", r.final)
 		}
 	}
-	wall := time.Since(start)
-	cpu1 := realbin.ProcCPU(pid)
-	self1 := realbin.SelfCPU()
-	busy1 := realbin.MachineBusy()
-	hwm := realbin.ProcStatusKB(pid, "VmHWM")
+	r.wall = time.Since(start)
+	cpu1 := nodeCPU(cl)
+	pg1 := db.BackendCPU()
+	r.self = realbin.SelfCPU() - self0
+	r.busy = realbin.MachineBusy() - busy0
+	r.hwm = cl.StatusKB("VmHWM")
 	st := sim.Stats()
+	r.nodeCPU = make([]time.Duration, *nodes)
+	for i := range cpu1 {
+		r.nodeCPU[i] = cpu1[i] - cpu0[i]
+		r.cpu += r.nodeCPU[i]
+	}
+	r.pgCPU, r.pgBackends = pg1.Since(pg0), pg1.Count()
+	r.dialedBy = strings.Join(dialedBy, ", ")
 
+	final := r.final
 	if final["state"] != "completed" {
 		fail("campaign ended %v: %v", final["state"], final)
 	}
-	calls := int(final["executed_count"].(float64))
-	if *guard && calls != *contacts {
-		fail("with -guard every contact must be called (none suppressed, none held): executed_count %d of %d: %v", calls, *contacts, final)
+	r.calls = int(final["executed_count"].(float64))
+	if *guard && r.calls != *contacts {
+		fail("with -guard every contact must be called (none suppressed, none held): executed_count %d of %d: %v", r.calls, *contacts, final)
 	}
 	evidence, ev := firstEvidence(c, id)
 	if *guard && (ev["suppression"] != "clear" || ev["calling_hours"] != "open") {
@@ -208,12 +267,11 @@ func main() {
 	}
 	started, _ := time.Parse(time.RFC3339Nano, final["started_at"].(string))
 	completed, _ := time.Parse(time.RFC3339Nano, final["completed_at"].(string))
-	span := completed.Sub(started)
-	cpu := cpu1 - cpu0
+	r.span = completed.Sub(started)
 
 	metricsLine := "off (--metrics-addr '')"
 	if *metricsAddr != "" {
-		metricsLine = scrapeMetrics(*metricsAddr, calls)
+		metricsLine = scrapeMetrics(metricsAddrs, cl.Names, r.calls)
 	}
 
 	streamsLine := "none"
@@ -225,15 +283,9 @@ func main() {
 	}
 
 	// Stop the service cleanly (writes the CPU profile).
-	serve.Stop(15 * time.Second)
+	cl.Stop(15 * time.Second)
 
-	rateWall := float64(calls) / wall.Seconds()
-	rateSpan := float64(calls) / span.Seconds()
-	cpuPer1000 := cpu.Seconds() / (float64(calls) / 1000)
-	rssMB := float64(max(hwm, rssPeak)) / 1024
-	fmt.Printf("machine: %d CPUs (GOMAXPROCS of this process %d), %s, %s/%s; load average before %s, after %s\n",
-		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH, load0, realbin.LoadAvg())
-	fmt.Printf("campaign: %d contacts, max_concurrency %d, rate_limit_per_second %g, talk %v\n", *contacts, *concurrency, *rate, *talk)
+	r.printHeader()
 	fmt.Printf("compliance policy: %s\n", policyLine(pol))
 	if guardLine != "" {
 		fmt.Printf("guard: %s\n", guardLine)
@@ -245,24 +297,32 @@ func main() {
 		fmt.Printf("idle streams: %s\n", idleLine)
 	}
 	fmt.Printf("result: %s, processed_rows %v, failed_rows %v, executed_count %d, simulator created %d calls (%d creates, %d 429s, %d callback errors)\n",
-		final["state"], final["processed_rows"], final["failed_rows"], calls, st.Created-simStart.Created,
+		final["state"], final["processed_rows"], final["failed_rows"], r.calls, st.Created-simStart.Created,
 		st.CreateRequests-simStart.CreateRequests, st.RateLimited-simStart.RateLimited, st.CallbackErrors-simStart.CallbackErrors)
-	fmt.Printf("completed calls/s:           %7.0f  (start request to completion seen by polling every 100 ms: %.2f s)  target >= %d %s\n",
-		rateWall, wall.Seconds(), targetCallsPerSecond, verdict(rateWall >= targetCallsPerSecond))
-	fmt.Printf("completed calls/s (service): %7.0f  (campaign started_at to completed_at: %.3f s)\n", rateSpan, span.Seconds())
-	fmt.Printf("peak calls in flight:        %7d  (simulator)  target <= %d %s\n", st.PeakInFlight, *concurrency, verdict(st.PeakInFlight <= *concurrency))
-	fmt.Printf("service CPU per 1,000 calls: %7.3f s (%.2f CPU-s over the dialing phase, %.2f cores busy)  target <= %.1f %s\n",
-		cpuPer1000, cpu.Seconds(), cpu.Seconds()/wall.Seconds(), targetCPUPer1000, verdict(cpuPer1000 <= targetCPUPer1000))
-	fmt.Printf("service peak RSS:            %7.1f MB (VmHWM, whole run; VmRSS peak sampled while dialing %.1f MB)  target < %d %s\n",
-		rssMB, float64(rssPeak)/1024, targetRSSMB, verdict(rssMB < targetRSSMB))
-	fmt.Printf("load generator (simulator + this program) CPU: %.2f s (%.3f s per 1,000 calls)\n",
-		(self1 - self0).Seconds(), (self1-self0).Seconds()/(float64(calls)/1000))
-	other := (busy1 - busy0) - cpu - (self1 - self0)
-	fmt.Printf("other processes on the machine: %.2f CPU-s during the dialing phase (%.2f cores; the machine has %d)\n",
-		other.Seconds(), other.Seconds()/wall.Seconds(), runtime.NumCPU())
+	r.printFigures(st.PeakInFlight)
 	if *cpuprofile != "" {
-		fmt.Printf("CPU profile: go tool pprof -top %s %s\n", *bin, *cpuprofile)
+		for i := 1; i <= *nodes; i++ {
+			fmt.Printf("CPU profile: go tool pprof -top %s %s\n", *bin, profilePath(*cpuprofile, i))
+		}
 	}
+}
+
+// profilePath is node i's --cpuprofile: path for the first node (the only
+// one on SQLite), path.nodeI for the others.
+func profilePath(path string, i int) string {
+	if i == 1 {
+		return path
+	}
+	return fmt.Sprintf("%s.node%d", path, i)
+}
+
+// nodeCPU is each node's CPU time.
+func nodeCPU(cl *realbin.Cluster) []time.Duration {
+	cpu := make([]time.Duration, len(cl.Nodes))
+	for i, pid := range cl.Pids() {
+		cpu[i] = realbin.ProcCPU(pid)
+	}
+	return cpu
 }
 
 func verdict(ok bool) string {

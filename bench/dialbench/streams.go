@@ -29,9 +29,10 @@ type streams struct {
 	firstErr atomic.Value
 }
 
-// openStreams opens n streams of path (n-1 reading, 1 never reading; none
-// when n is 0) as the holder of key.
-func openStreams(s *realbin.Server, key, path string, n int) *streams {
+// openStreams opens n streams of path at the API whose base URL is base
+// and host:port addr (n-1 reading, 1 never reading; none when n is 0) as
+// the holder of key.
+func openStreams(base, addr, key, path string, n int) *streams {
 	ctx, cancel := context.WithCancel(context.Background())
 	st := &streams{cancel: cancel}
 	if n <= 0 {
@@ -39,7 +40,7 @@ func openStreams(s *realbin.Server, key, path string, n int) *streams {
 	}
 	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 0, DisableCompression: true}}
 	for range n - 1 {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.Base+path, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -51,14 +52,14 @@ func openStreams(s *realbin.Server, key, path string, n int) *streams {
 		st.wg.Add(1)
 		go st.read(res)
 	}
-	conn, err := net.Dial("tcp", s.Addr)
+	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		log.Fatal(err)
 	}
 	if tc, ok := conn.(*net.TCPConn); ok {
 		_ = tc.SetReadBuffer(1)
 	}
-	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nX-API-Key: %s\r\n\r\n", path, s.Addr, key)
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nX-API-Key: %s\r\n\r\n", path, addr, key)
 	st.stuck = conn
 	return st
 }
@@ -113,15 +114,15 @@ func (st *streams) String() string {
 }
 
 // idleStreams opens n streams of a campaign nothing happens in and returns
-// the service's CPU time over d once they are open (after a settling
-// second).
-func idleStreams(s *realbin.Server, key, path string, n int, d time.Duration) string {
-	st := openStreams(s, key, path, n)
+// the service's CPU time (every node's) over d once they are open (after a
+// settling second).
+func idleStreams(cl *realbin.Cluster, key, path string, n int, d time.Duration) string {
+	st := openStreams(cl.Base, cl.Addr, key, path, n)
 	defer st.close()
 	time.Sleep(time.Second)
-	cpu0 := realbin.ProcCPU(s.Pid())
+	cpu0 := cl.CPU()
 	time.Sleep(d)
-	cpu := realbin.ProcCPU(s.Pid()) - cpu0
+	cpu := cl.CPU() - cpu0
 	return fmt.Sprintf("%d open streams of a draft campaign (1 never reading): service CPU %.3f s over %v (%.3f%% of a core); %s",
 		n, cpu.Seconds(), d, 100*cpu.Seconds()/d.Seconds(), st)
 }

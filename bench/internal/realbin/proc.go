@@ -25,16 +25,29 @@ var ClockTicks = func() float64 {
 // ProcCPU returns the user + system CPU time process pid has used
 // (/proc/<pid>/stat); an unreadable file is fatal.
 func ProcCPU(pid int) time.Duration {
+	d, err := TryProcCPU(pid)
+	if err != nil {
+		log.Fatalf("%v (the benchmarks need Linux)", err)
+	}
+	return d
+}
+
+// TryProcCPU is ProcCPU returning the error (the process may have exited)
+// instead of exiting.
+func TryProcCPU(pid int) (time.Duration, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		log.Fatalf("read /proc/%d/stat: %v (the benchmarks need Linux)", pid, err)
+		return 0, fmt.Errorf("read /proc/%d/stat: %w", pid, err)
 	}
 	// The command name may hold spaces: the fields start after its ')'.
 	i := bytes.LastIndexByte(b, ')')
 	f := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
 	utime, _ := strconv.ParseFloat(f[11], 64)
 	stime, _ := strconv.ParseFloat(f[12], 64)
-	return time.Duration((utime + stime) / ClockTicks * float64(time.Second))
+	return time.Duration((utime + stime) / ClockTicks * float64(time.Second)), nil
 }
 
 // ProcStatusKB returns a kB field of /proc/<pid>/status (VmRSS, VmHWM); an

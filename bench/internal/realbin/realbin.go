@@ -162,8 +162,9 @@ func Serve(bin, dataDir, logPath string, env []string, args ...string) *Server {
 	cmd := exec.Command(bin, all...)
 	cmd.Env, cmd.Stdout, cmd.Stderr = env, logFile, logFile
 	if err := cmd.Start(); err != nil {
-		log.Fatal(err)
+		Fatalf("start serve: %v", err)
 	}
+	track(cmd.Process)
 	s := &Server{Cmd: cmd, Addr: addr, Base: "http://" + addr, LogPath: logPath, logFile: logFile, exited: make(chan error, 1)}
 	go func() { s.exited <- cmd.Wait() }()
 	s.waitHealthy()
@@ -176,12 +177,12 @@ func (s *Server) Pid() int { return s.Cmd.Process.Pid }
 // Exited delivers the process's exit status once it has exited (once).
 func (s *Server) Exited() <-chan error { return s.exited }
 
-// Fail kills the service and exits this program with the message and the
-// tail of the service's log.
+// Fail kills the service (and any other process realbin started) and
+// exits this program with the message and the tail of the service's log.
 func (s *Server) Fail(format string, a ...any) {
 	_ = s.Cmd.Process.Kill()
 	b, _ := os.ReadFile(s.LogPath)
-	log.Fatalf(format+"\nservice log:\n%s", append(a, Tail(b, 4000))...)
+	Fatalf(format+"\nservice log:\n%s", append(a, Tail(b, 4000))...)
 }
 
 func (s *Server) waitHealthy() {
