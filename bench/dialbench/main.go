@@ -107,6 +107,7 @@ func main() {
 	databaseURL := flag.String("database-url", "", "an empty PostgreSQL database (postgres://...) to run on instead of a SQLite data directory; "+
 		"versitygw is started as the S3 store (.ci/versitygw.sh installs it, or set OUTDIAL_VERSITYGW)")
 	nodes := flag.Int("nodes", 1, "serve processes on the -database-url database, behind a round-robin proxy when more than one")
+	maxWait := flag.Duration("max-wait", 10*time.Minute, "fail when the campaign is still running this long after its start")
 	flag.Parse()
 	log.SetFlags(0)
 	if *guard {
@@ -234,8 +235,8 @@ func main() {
 		if r.final["state"] != "running" {
 			break
 		}
-		if time.Since(start) > 10*time.Minute {
-			fail("campaign still running after 10 minutes: %v", r.final)
+		if time.Since(start) > *maxWait {
+			fail("campaign still running after %v (-max-wait): %v", *maxWait, r.final)
 		}
 	}
 	r.wall = time.Since(start)
