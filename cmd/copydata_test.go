@@ -132,7 +132,7 @@ func TestCopyDataCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("copy: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
-	for _, want := range []string{"copied organizations ", "copied contacts ", "copied campaign_leases ", " of 19 tables in ",
+	for _, want := range []string{"copied organizations ", "copied contacts ", "copied campaign_leases ", "copied event_stream_leases ", " tables in ",
 		"the credentials of 1 telephony configurations open with OUTDIAL_SECRET_KEY"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("copy output lacks %q:\n%s", want, out)

@@ -100,8 +100,13 @@ func (e *Engine) acquire(ctx context.Context, id int64) (store.Lease, bool) {
 func (e *Engine) leaseValid(l store.Lease) bool {
 	e.leases.mu.Lock()
 	h := e.leases.held[l.CampaignID]
+	ok := h != nil && h.l.Generation == l.Generation
+	var renewed time.Time
+	if ok {
+		renewed = h.renewed // written by renew, under the same lock
+	}
 	e.leases.mu.Unlock()
-	return h != nil && h.l.Generation == l.Generation && e.mono().Sub(h.renewed) < e.leaseTTL()-e.leaseMargin()
+	return ok && e.mono().Sub(renewed) < e.leaseTTL()-e.leaseMargin()
 }
 
 // lease returns the lease this node holds on campaign id (zero when none).

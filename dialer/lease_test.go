@@ -144,6 +144,12 @@ func TestLeaseHandedBackOnStop(t *testing.T) {
 // store's clock skewed by skew) and sends the webhooks to it from now on,
 // as a load balancer in front of both would; it is stopped at the end.
 func startNode(h *harness, name string, skew time.Duration) *dialer.Engine {
+	return startNodeRouted(h, name, skew, true)
+}
+
+// startNodeRouted is startNode; route false leaves the webhooks with the
+// harness's node.
+func startNodeRouted(h *harness, name string, skew time.Duration, route bool) *dialer.Engine {
 	h.t.Helper()
 	ctx := context.Background()
 	sealer, err := store.NewSealer(make([]byte, store.KeySize))
@@ -158,8 +164,10 @@ func startNode(h *harness, name string, skew time.Duration) *dialer.Engine {
 	eng := dialer.New(dialer.Config{DB: db, PublicURL: h.public, TokenKey: []byte("test-token-key"),
 		Carriers: carrier.Options{BaseURLs: map[string]string{h.prov.Provider(): h.prov.BaseURL()}},
 		Now:      h.clock.Now, Node: name, LeaseTTL: time.Hour})
-	var api http.Handler = web.New(web.Config{DB: db, Dialer: eng, PublicURL: h.public})
-	h.handler.Store(&api)
+	if route {
+		var api http.Handler = web.New(web.Config{DB: db, Dialer: eng, PublicURL: h.public})
+		h.handler.Store(&api)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	h.t.Cleanup(func() {
 		cancel()
@@ -170,4 +178,48 @@ func startNode(h *harness, name string, skew time.Duration) *dialer.Engine {
 		h.t.Fatal(err)
 	}
 	return eng
+}
+
+// API.md 16: a stream on one node follows a campaign dialed by another.
+// Node B's watcher (what its event streams are fed by) hears of every call
+// that ended on node A, with its outcome, within the notifications'
+// coalescing delay, and of the campaign's other changes.
+func TestChangesReachOtherNodes(t *testing.T) {
+	h := newHarness(t, twiliosim.Config{Script: quickAnswer})
+	if !h.db.Shared() {
+		t.Skip("two nodes need a database they share (PostgreSQL: OUTDIAL_TEST_DATABASE_URL)")
+	}
+	engB := startNodeRouted(h, "node-b", 0, false)
+	var mu sync.Mutex
+	ended := map[int64]string{}
+	changes := 0
+	engB.Watch(func(c dialer.Change) {
+		mu.Lock()
+		defer mu.Unlock()
+		changes++
+		if c.Ended != nil {
+			ended[c.Ended.AttemptID] = c.Ended.Outcome
+		}
+	})
+	c := h.campaign(20, store.Settings{MaxConcurrency: 4, RateLimitPerSecond: 20}, nil)
+	h.do(c.ID, store.OpStart)
+	h.waitState(c.ID, store.StateCompleted)
+	h.waitFor("node B heard of every call that ended", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(ended) == 20
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for id, outcome := range ended {
+		if outcome != "answered" {
+			t.Errorf("attempt %d ended %q on node B's watcher, want answered", id, outcome)
+		}
+	}
+	if engB.Dials(c.ID) || engB.HoldsLease(c.ID) {
+		t.Error("node B dials a campaign node A holds")
+	}
+	if changes <= 20 {
+		t.Errorf("%d changes heard, want the ends and the campaign's other changes", changes)
+	}
 }
