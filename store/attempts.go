@@ -95,7 +95,7 @@ func (db *DB) ClaimAttempts(ctx context.Context, l Lease, now, deadline time.Tim
 	var rows []sqlcdb.CallAttempt
 	err := db.inDurableBatch(ctx, func(q sqlcdb.Querier) error {
 		rows = nil
-		if err := checkLease(ctx, q, l, true); errors.Is(err, errNotRunning) {
+		if err := db.checkLease(ctx, q, l, true); errors.Is(err, errNotRunning) {
 			return nil
 		} else if err != nil {
 			return err
@@ -213,7 +213,7 @@ func (db *DB) MarkPlaced(ctx context.Context, p Placement) (bool, error) {
 	var placed bool
 	err := db.inBatch(ctx, func(q sqlcdb.Querier) error {
 		placed = false
-		if err := checkLease(ctx, q, p.Lease, false); err != nil {
+		if err := db.checkLease(ctx, q, p.Lease, false); err != nil {
 			return err
 		}
 		n, err := q.MarkAttemptPlaced(ctx, sqlcdb.MarkAttemptPlacedParams{ProviderCallID: str(p.ProviderCallID),
@@ -248,7 +248,7 @@ func (db *DB) MarkUnconfirmed(ctx context.Context, p Placement, reason string) (
 	var n int64
 	err := db.inBatch(ctx, func(q sqlcdb.Querier) error {
 		n = 0
-		if err := checkLease(ctx, q, p.Lease, false); err != nil {
+		if err := db.checkLease(ctx, q, p.Lease, false); err != nil {
 			return err
 		}
 		var err error
@@ -275,7 +275,7 @@ func (db *DB) MarkUnconfirmed(ctx context.Context, p Placement, reason string) (
 func (db *DB) RequeueAttempt(ctx context.Context, l Lease, id int64, due time.Time, held []byte) (bool, error) {
 	var n int64
 	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
-		if err := checkLease(ctx, q, l, false); err != nil {
+		if err := db.checkLease(ctx, q, l, false); err != nil {
 			return err
 		}
 		var err error
