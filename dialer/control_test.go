@@ -234,7 +234,7 @@ func TestHaltAfterConcurrentResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.eng.Wake(c.ID) // the resume's
-	h.eng.Halt(c.ID) // the pause's, late
+	h.eng.Halt(context.Background(), c.ID) // the pause's, late
 	done := h.waitState(c.ID, store.StateCompleted)
 	checkCounters(t, done, 20, 0, 20, 20)
 	h.checkCalledOnce(20)

@@ -41,7 +41,8 @@
 //     reading by a dispatch from its suppression check until the provider
 //     answered (across the checks' store calls, among them the attempt
 //     cap's reservation, and the provider request), for writing by
-//     SuppressionsAdded, empty. Taken with no lock held. Under it:
+//     SuppressionsAdded and by another node's ask (suppressnodes.go),
+//     empty. Taken with no lock held. Under it:
 //     campaignState.gate, and the leaves guardRails.pmu, runner.gmu,
 //     liveAttempts.mu.
 //

@@ -82,6 +82,9 @@ type Engine struct {
 	leases   leases       // the campaigns this node holds (lease.go)
 	streams  streams      // the event streams taking turns with other nodes (streams.go)
 	notes    notes        // notifications to the other nodes (notes.go)
+	// gateWaits are suppression additions waiting for other nodes
+	// (suppressnodes.go).
+	gateWaits gateWaits
 }
 
 // New returns an engine that is not running yet.
@@ -259,12 +262,20 @@ func (e *Engine) wake(id int64) {
 
 // Halt stops campaign id's new dispatches at once, before the pause or
 // cancel is answered: when Halt returns, every provider request of the
-// campaign under way has been answered and no other will be made. Calls in
-// flight finish normally.
-func (e *Engine) Halt(id int64) {
+// campaign under way, on this node or on the node dialing it, has been
+// answered and no other will be made (ctx ending stops the wait for another
+// node). Calls in flight finish normally.
+func (e *Engine) Halt(ctx context.Context, id int64) {
 	// The node holding the campaign's lease, if another, halts it when
-	// told; its next claim would find the campaign stopped anyway.
+	// told (noteChange) and answers when asked (awaitHalted); its next
+	// claim would find the campaign stopped anyway.
 	e.noteChange(id)
+	e.haltHere(id)
+	e.awaitHalted(ctx, id)
+}
+
+// haltHere is Halt on this node.
+func (e *Engine) haltHere(id int64) {
 	e.mu.Lock()
 	r, cs := e.runners[id], e.camps[id]
 	e.mu.Unlock()

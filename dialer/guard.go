@@ -129,10 +129,18 @@ func (e *Engine) suppressionGate(org int64) *sync.RWMutex {
 }
 
 // SuppressionsAdded returns once no provider request of org that checked
-// the suppression list before numbers were added to it is still under way.
-// Call it after the addition is stored and before answering the request
-// that made it.
-func (e *Engine) SuppressionsAdded(org int64) {
+// the suppression list before numbers were added to it is still under way,
+// on this node and on every other node dialing org's campaigns
+// (suppressnodes.go; ctx ending stops the wait). Call it after the
+// addition is stored and before answering the request that made it.
+func (e *Engine) SuppressionsAdded(ctx context.Context, org int64) {
+	e.cycleGate(org)
+	e.awaitSuppressed(ctx, org)
+}
+
+// cycleGate returns once no request of org that checked the suppression
+// list before is under way on this node.
+func (e *Engine) cycleGate(org int64) {
 	g := e.suppressionGate(org)
 	g.Lock()
 	//lint:ignore SA2001 an empty critical section: waiting for the readers is the point

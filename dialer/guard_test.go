@@ -76,7 +76,7 @@ func TestSuppressionsAddedWaitsForRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	added := make(chan struct{})
-	go func() { h.eng.SuppressionsAdded(h.org); close(added) }()
+	go func() { h.eng.SuppressionsAdded(context.Background(), h.org); close(added) }()
 	h.steady("SuppressionsAdded waiting for the requests under way", func() bool {
 		select {
 		case <-added:

@@ -94,7 +94,7 @@ func (h *harness) suppress(ns store.NewSuppressions, numbers ...string) {
 	if _, err := h.db.AddSuppressions(context.Background(), h.org, ns, numbers); err != nil {
 		h.t.Fatal(err)
 	}
-	h.waitReturn("SuppressionsAdded", func() { h.eng.SuppressionsAdded(h.org) })
+	h.waitReturn("SuppressionsAdded", func() { h.eng.SuppressionsAdded(context.Background(), h.org) })
 }
 
 // waitReturn runs f and fails the test if it has not returned within

@@ -313,7 +313,7 @@ func (h *harness) do(id int64, op string) {
 	case store.OpStart, store.OpResume:
 		h.eng.Wake(id)
 	default:
-		h.eng.Halt(id)
+		h.eng.Halt(context.Background(), id)
 	}
 }
 

@@ -276,7 +276,7 @@ func (e *Engine) adoptOrphans(ctx context.Context) {
 // Notifications between nodes: "<kind>:<id>:<node>[:<extra>]".
 const (
 	noteChanged  = "c" // campaign id: a status applied, a pause or a PATCH: look again
-	noteReleased = "r" // campaign id: its lease was handed back: take it
+	noteReleased = "r" // campaign id: its lease was handed back: take it if it needs a node
 	noteConfig   = "f" // telephony configuration id: changed or deleted
 	noteBackoff  = "b" // telephony configuration id: its provider refused (extra: until, unix ms)
 	noteEnded    = "e" // campaign id: a call ended (extra: the EndedCall, JSON)
@@ -321,6 +321,16 @@ func (e *Engine) noted(ctx context.Context, payload string) {
 	case noteStream:
 		e.pokeStreams(id)
 		return
+	case noteSuppressed, noteHaltAsked:
+		if len(f) == 4 {
+			e.answerAsk(ctx, kind, id, f[3])
+		}
+		return
+	case noteAnswered:
+		if len(f) == 4 {
+			e.answered(f[3], node)
+		}
+		return
 	case noteBackoff:
 		if len(f) == 4 {
 			if ms, err := strconv.ParseInt(f[3], 10, 64); err == nil {
@@ -342,7 +352,10 @@ func (e *Engine) noted(ctx context.Context, payload string) {
 		r.recount.Store(true)
 		r.poke(true)
 	case kind == noteReleased:
-		e.wake(id)
+		// Taken only when it needs a node (running, or calls still in
+		// flight): a campaign handed back because it completed is not
+		// taken and handed back again.
+		e.adoptOrphans(ctx)
 	default:
 		e.releaseIfIdle(ctx, id)
 	}

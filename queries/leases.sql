@@ -47,3 +47,10 @@ ORDER BY c.id;
 
 -- name: GetLease :one
 SELECT * FROM campaign_leases WHERE campaign_id = @campaign_id;
+
+-- name: OrganizationLeaseNodes :many
+-- The nodes holding unexpired leases at @now on campaigns of organization
+-- @organization_id: the nodes that may be placing its calls.
+SELECT DISTINCT l.node FROM campaign_leases l JOIN campaigns c ON c.id = l.campaign_id
+WHERE c.organization_id = @organization_id AND l.expires_at > @now
+ORDER BY l.node;

@@ -108,6 +108,18 @@ func (db *DB) DialedBy(ctx context.Context, id int64) (string, error) {
 	return node, nil
 }
 
+// OrganizationLeaseNodes returns the nodes holding unexpired leases on
+// campaigns of organization org: the nodes that may be placing its calls
+// (a suppression added on one node waits for the others' requests under
+// way).
+func (db *DB) OrganizationLeaseNodes(ctx context.Context, org int64) ([]string, error) {
+	nodes, err := db.rq.OrganizationLeaseNodes(ctx, sqlcdb.OrganizationLeaseNodesParams{OrganizationID: org, Now: db.nowMS()})
+	if err != nil {
+		return nil, fmt.Errorf("organization lease nodes: %w", err)
+	}
+	return nodes, nil
+}
+
 // LeaseHolders returns the node holding each leased campaign now:
 // campaign id → node (a campaign list's dialed_by).
 func (db *DB) LeaseHolders(ctx context.Context) (map[int64]string, error) {

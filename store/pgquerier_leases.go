@@ -38,6 +38,10 @@ func (p pgQuerier) LeaseHolders(ctx context.Context, now int64) ([]sqlcdb.LeaseH
 	return out, nil
 }
 
+func (p pgQuerier) OrganizationLeaseNodes(ctx context.Context, arg sqlcdb.OrganizationLeaseNodesParams) ([]string, error) {
+	return p.q.OrganizationLeaseNodes(ctx, pgdb.OrganizationLeaseNodesParams(arg))
+}
+
 func (p pgQuerier) OrphanedCampaigns(ctx context.Context, now int64) ([]int64, error) {
 	return p.q.OrphanedCampaigns(ctx, now)
 }

@@ -166,7 +166,7 @@ func (s *Server) transition(op string) authedHandler {
 			case store.OpStart, store.OpResume:
 				s.dialer.Wake(id)
 			case store.OpPause, store.OpCancel:
-				s.dialer.Halt(id)
+				s.dialer.Halt(ctx, id)
 			}
 		}
 		s.touched(id)

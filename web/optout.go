@@ -108,7 +108,7 @@ func (s *Server) optOut(w http.ResponseWriter, r *http.Request, ps httprouter.Pa
 		return err
 	}
 	if res.Added > 0 {
-		s.suppressionsAdded(org)
+		s.suppressionsAdded(ctx, org)
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil

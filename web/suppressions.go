@@ -197,7 +197,7 @@ func (s *Server) suppressNumbers(ctx context.Context, org int64, ns store.NewSup
 		return suppressResultJSON{}, err
 	}
 	if res.Added > 0 {
-		s.suppressionsAdded(org)
+		s.suppressionsAdded(ctx, org)
 	}
 	out.Added, out.AlreadyPresent = res.Added, res.AlreadyPresent
 	return out, nil
@@ -234,9 +234,9 @@ func clipInput(s string) string {
 // suppressionsAdded tells the dialer that numbers were added to org's list
 // and returns once no provider request that checked the list before is
 // still under way.
-func (s *Server) suppressionsAdded(org int64) {
+func (s *Server) suppressionsAdded(ctx context.Context, org int64) {
 	if s.dialer != nil {
-		s.dialer.SuppressionsAdded(org)
+		s.dialer.SuppressionsAdded(ctx, org)
 	}
 }
 

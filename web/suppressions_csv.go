@@ -78,7 +78,7 @@ func (s *Server) importSuppressions(ctx context.Context, org int64, ns store.New
 		return err
 	})
 	if total.Added > 0 {
-		s.suppressionsAdded(org)
+		s.suppressionsAdded(ctx, org)
 	}
 	if err != nil {
 		return suppressResultJSON{}, fmt.Errorf("import suppressions: %w", err)

@@ -229,6 +229,9 @@ type Querier interface {
 	// The placements of a number after @since, oldest first: a range of the
 	// primary key's (organization, number) prefix.
 	NumberCallsSince(ctx context.Context, arg NumberCallsSinceParams) ([]int64, error)
+	// The nodes holding unexpired leases at @now on campaigns of organization
+	// @organization_id: the nodes that may be placing its calls.
+	OrganizationLeaseNodes(ctx context.Context, arg OrganizationLeaseNodesParams) ([]string, error)
 	OrganizationOfCampaign(ctx context.Context, id int64) (int64, error)
 	// Campaigns that need a node and have none at @now: running ones whose
 	// lease is missing, expired or handed back, and others whose lease expired

@@ -348,6 +348,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.numberCallsSinceStmt, err = db.PrepareContext(ctx, numberCallsSince); err != nil {
 		return nil, fmt.Errorf("error preparing query NumberCallsSince: %w", err)
 	}
+	if q.organizationLeaseNodesStmt, err = db.PrepareContext(ctx, organizationLeaseNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query OrganizationLeaseNodes: %w", err)
+	}
 	if q.organizationOfCampaignStmt, err = db.PrepareContext(ctx, organizationOfCampaign); err != nil {
 		return nil, fmt.Errorf("error preparing query OrganizationOfCampaign: %w", err)
 	}
@@ -1055,6 +1058,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing numberCallsSinceStmt: %w", cerr)
 		}
 	}
+	if q.organizationLeaseNodesStmt != nil {
+		if cerr := q.organizationLeaseNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing organizationLeaseNodesStmt: %w", cerr)
+		}
+	}
 	if q.organizationOfCampaignStmt != nil {
 		if cerr := q.organizationOfCampaignStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing organizationOfCampaignStmt: %w", cerr)
@@ -1472,6 +1480,7 @@ type Queries struct {
 	noteExecutedByProgressStmt              *sql.Stmt
 	noteZonesQueuedStmt                     *sql.Stmt
 	numberCallsSinceStmt                    *sql.Stmt
+	organizationLeaseNodesStmt              *sql.Stmt
 	organizationOfCampaignStmt              *sql.Stmt
 	orphanedCampaignsStmt                   *sql.Stmt
 	phoneAddressTakenStmt                   *sql.Stmt
@@ -1640,6 +1649,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		noteExecutedByProgressStmt:              q.noteExecutedByProgressStmt,
 		noteZonesQueuedStmt:                     q.noteZonesQueuedStmt,
 		numberCallsSinceStmt:                    q.numberCallsSinceStmt,
+		organizationLeaseNodesStmt:              q.organizationLeaseNodesStmt,
 		organizationOfCampaignStmt:              q.organizationOfCampaignStmt,
 		orphanedCampaignsStmt:                   q.orphanedCampaignsStmt,
 		phoneAddressTakenStmt:                   q.phoneAddressTakenStmt,

@@ -122,6 +122,42 @@ func (q *Queries) LeaseHolders(ctx context.Context, now int64) ([]LeaseHoldersRo
 	return items, nil
 }
 
+const organizationLeaseNodes = `-- name: OrganizationLeaseNodes :many
+SELECT DISTINCT l.node FROM campaign_leases l JOIN campaigns c ON c.id = l.campaign_id
+WHERE c.organization_id = ?1 AND l.expires_at > ?2
+ORDER BY l.node
+`
+
+type OrganizationLeaseNodesParams struct {
+	OrganizationID int64
+	Now            int64
+}
+
+// The nodes holding unexpired leases at @now on campaigns of organization
+// @organization_id: the nodes that may be placing its calls.
+func (q *Queries) OrganizationLeaseNodes(ctx context.Context, arg OrganizationLeaseNodesParams) ([]string, error) {
+	rows, err := q.query(ctx, q.organizationLeaseNodesStmt, organizationLeaseNodes, arg.OrganizationID, arg.Now)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var node string
+		if err := rows.Scan(&node); err != nil {
+			return nil, err
+		}
+		items = append(items, node)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const orphanedCampaigns = `-- name: OrphanedCampaigns :many
 SELECT c.id FROM campaigns c LEFT JOIN campaign_leases l ON l.campaign_id = c.id
 WHERE c.visibility = 'visible' AND (l.campaign_id IS NULL OR l.expires_at <= ?1)
