@@ -233,7 +233,7 @@ func TestHaltAfterConcurrentResume(t *testing.T) {
 	if _, err := h.db.TransitionCampaign(ctx, h.org, c.ID, store.OpResume); err != nil {
 		t.Fatal(err)
 	}
-	h.eng.Wake(c.ID) // the resume's
+	h.eng.Wake(c.ID)                       // the resume's
 	h.eng.Halt(context.Background(), c.ID) // the pause's, late
 	done := h.waitState(c.ID, store.StateCompleted)
 	checkCounters(t, done, 20, 0, 20, 20)
