@@ -1,10 +1,3 @@
-// Package auth holds the credential primitives of people signing in (API.md
-// section 17): the password policy, argon2id password hashes, TOTP second
-// factors, recovery codes, one-time link tokens and the sign-in throttle
-// rule. It is a leaf: it imports nothing from this module, keeps no state
-// beyond its embedded password list, and takes the time as an argument
-// wherever time matters, so the store, the API and the console decide where
-// secrets live and the tests never sleep.
 package auth
 
 import (
