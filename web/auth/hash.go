@@ -25,7 +25,7 @@ type Argon2Params struct {
 // two passes, one lane, which API.md 17 sets as the floor. Each hash is
 // stored with its own parameters, so raising these later changes only new
 // hashes; VerifyPassword reads the parameters from the hash it checks.
-// Changed only at start-up (tests do not change it).
+// Set it only at start-up, before any hashing: it is not guarded.
 var HashParams = Argon2Params{Memory: 19 * 1024, Time: 2, Threads: 1}
 
 // Sizes of the salt and of the derived key, in bytes.
