@@ -151,12 +151,13 @@ func (db *DB) runBatch(batch []batchOp) {
 func (db *DB) commitBatch(live []batchOp) {
 	if len(live) > 1 {
 		err := db.inTx(context.Background(), func(q sqlcdb.Querier) error {
+			f := foldCounts(q)
 			for _, op := range live {
-				if err := op.fn(q); err != nil {
+				if err := op.fn(f); err != nil {
 					return err
 				}
 			}
-			return nil
+			return f.flush(context.Background())
 		})
 		if err == nil {
 			for _, op := range live {
