@@ -15,6 +15,7 @@ import (
 
 	"github.com/outdial/outdial/dialer/carrier"
 	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/web/wire"
 )
 
 func (s *Server) writeCampaign(w http.ResponseWriter, r *http.Request, c *store.Campaign) error {
@@ -68,11 +69,11 @@ func (s *Server) listCampaigns(w http.ResponseWriter, r *http.Request, _ httprou
 	if err != nil {
 		return err
 	}
-	out := make([]campaignJSON, 0, len(list))
+	out := make([]wire.Campaign, 0, len(list))
 	for _, c := range list {
 		out = append(out, campaignWithLogs(c, logs[c.ID], holders[c.ID]))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"campaigns": out})
+	writeJSON(w, http.StatusOK, wire.CampaignList{Campaigns: out})
 	return nil
 }
 
@@ -331,11 +332,11 @@ func (s *Server) listCalls(w http.ResponseWriter, r *http.Request, ps httprouter
 	if err != nil {
 		return err
 	}
-	out := make([]attemptJSON, len(list))
+	out := make([]wire.Call, len(list))
 	for i, a := range list {
 		out[i] = attemptOut(a)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"calls": out})
+	writeJSON(w, http.StatusOK, wire.CallList{Calls: out})
 	return nil
 }
 

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/outdial/outdial/web/wire"
 )
 
 // The campaign page's forms, each a console route that calls the API and
@@ -110,7 +112,7 @@ type settingsForm struct {
 }
 
 // settingsFrom fills the settings form from the campaign.
-func settingsFrom(c campaignDetail) settingsForm {
+func settingsFrom(c wire.Campaign) settingsForm {
 	rc, cb := c.RetryConfig, c.CircuitBreaker
 	return settingsForm{Groups: settingsGroups,
 		Values: map[string]string{
