@@ -16,6 +16,7 @@ import (
 	"github.com/outdial/outdial/dialer/workflow"
 	"github.com/outdial/outdial/store"
 	"github.com/outdial/outdial/store/objstore"
+	"github.com/outdial/outdial/web/wire"
 )
 
 // maxReportedProblems bounds the CSV problems listed in one 422.
@@ -31,8 +32,8 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request, _ httpro
 	}
 	var p Problems
 	f := fields{obj: body, loc: []any{"body"}, p: &p}
-	nc := store.NewCampaign{Settings: store.Settings{RetryConfig: DefaultRetryConfig, MaxConcurrency: 10,
-		CircuitBreaker: DefaultCircuitBreaker}}
+	nc := store.NewCampaign{Settings: store.Settings{RetryConfig: store.RetryConfig(wire.DefaultRetryConfig),
+		MaxConcurrency: wire.DefaultMaxConcurrency, CircuitBreaker: store.CircuitBreaker(wire.DefaultCircuitBreaker)}}
 	if name, present, ok := f.Name("name", true, false, 1, 255); present && ok {
 		nc.Name = name
 	}

@@ -176,7 +176,8 @@ func (s *Server) transition(op string) authedHandler {
 }
 
 // checkCallerID answers 409 when configuration configID's provider needs a
-// caller id (all but ari) and it has no active phone number (API.md 2.6).
+// caller id (wire.NeedsCallerID: all but ari) and it has no active phone
+// number (API.md 2.6).
 func (s *Server) checkCallerID(ctx context.Context, org, configID int64) error {
 	cfg, err := s.db.GetTelephonyConfig(ctx, org, configID)
 	if store.ErrorCode(err) == store.ENOTFOUND {
@@ -185,7 +186,7 @@ func (s *Server) checkCallerID(ctx context.Context, org, configID int64) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Provider == carrier.ARI {
+	if !wire.NeedsCallerID(cfg.Provider) {
 		return nil
 	}
 	n, err := s.db.CountCallerIDs(ctx, cfg.ID)

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/outdial/outdial/web/wire"
 )
 
 // route is one console route.
@@ -93,6 +95,18 @@ var templateFuncs = template.FuncMap{
 	"asset":   assetURL,
 	"percent": percent,
 	"ago":     ago,
+	"bound":   bound,
+}
+
+// bound is the API's range of the campaign's number field name (its name
+// in the API, "retry_config.max_retries"), for a number input's min and max
+// attributes; a name without one stops the page with an error.
+func bound(name string) (wire.Bound, error) {
+	b, ok := wire.Bounds()[name]
+	if !ok {
+		return b, fmt.Errorf("no range for the campaign field %q", name)
+	}
+	return b, nil
 }
 
 // mustParseTemplates parses templates/layout.html with each other
