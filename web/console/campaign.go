@@ -25,10 +25,6 @@ import (
 // callsPageSize is how many calls a page of the calls table shows.
 const callsPageSize = 50
 
-func init() {
-	register(route{pattern: "GET " + Prefix + "campaigns/{id}", handle: campaignPage})
-}
-
 // logEntry is one campaign log entry of the API, as the page shows it.
 type logEntry struct{ wire.LogEntry }
 

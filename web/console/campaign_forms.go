@@ -18,14 +18,6 @@ import (
 // campaign.js sends to the API directly when scripts run, so a pause takes
 // effect without a page load), the settings (PATCH) and the redial.
 
-func init() {
-	for _, op := range []string{"start", "pause", "resume", "cancel"} {
-		register(route{pattern: "POST " + Prefix + "campaigns/{id}/" + op, handle: campaignOp(op)})
-	}
-	register(route{pattern: "POST " + Prefix + "campaigns/{id}/settings", handle: campaignSettings})
-	register(route{pattern: "POST " + Prefix + "campaigns/{id}/redial", handle: campaignRedial})
-}
-
 // campaignOp returns the handler of a state button: POST the API's
 // operation, then back to the page; a state that does not allow it (409)
 // shows the page with the API's reason.

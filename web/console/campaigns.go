@@ -16,11 +16,6 @@ import (
 // campaignsPageSize is how many campaigns a page of the list shows.
 const campaignsPageSize = 50
 
-func init() {
-	register(route{pattern: "GET " + Prefix + "{$}", handle: campaignsPage})
-	register(route{pattern: "GET " + Prefix + "campaigns", handle: campaignsPage})
-}
-
 // campaignsList is the data of campaigns.html.
 type campaignsList struct {
 	Campaigns []wire.Campaign

@@ -26,11 +26,6 @@ import (
 // newCampaignPath is the page's path.
 const newCampaignPath = Prefix + "campaigns/new"
 
-func init() {
-	register(route{pattern: "GET " + newCampaignPath, handle: newCampaignPage})
-	register(route{pattern: "POST " + newCampaignPath, handle: newCampaignCreate})
-}
-
 // newCampaignView is the data of newcampaign.html.
 type newCampaignView struct {
 	Form     newCampaignForm

@@ -34,19 +34,6 @@ type route struct {
 // only on a public route).
 type handlerFunc func(c *Console, w http.ResponseWriter, r *http.Request, s *session) error
 
-// registry holds every registered route, in registration order.
-var registry []route
-
-// register adds a route to the console; page files call it from init.
-func register(rt route) {
-	for _, have := range registry {
-		if have.pattern == rt.pattern {
-			panic("console: route " + rt.pattern + " registered twice")
-		}
-	}
-	registry = append(registry, rt)
-}
-
 // navigation is the header's links, in order. A page marks its own with
 // the nav argument of render (the entry's Key; "" marks none).
 var navigation = []navEntry{

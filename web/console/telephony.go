@@ -18,17 +18,6 @@ import (
 // in process and answers 303 back to a page (a failed one renders the form
 // again with the API's problems beside their fields).
 
-func init() {
-	register(route{pattern: "GET " + Prefix + "telephony", handle: telephonyList})
-	register(route{pattern: "GET " + Prefix + "telephony/new", handle: telephonyNew})
-	register(route{pattern: "POST " + Prefix + "telephony/new", handle: telephonyCreate})
-	register(route{pattern: "GET " + Prefix + "telephony/{id}", handle: telephonyEdit})
-	register(route{pattern: "POST " + Prefix + "telephony/{id}", handle: telephonyUpdate})
-	register(route{pattern: "POST " + Prefix + "telephony/{id}/default", handle: telephonyDefault})
-	register(route{pattern: "GET " + Prefix + "telephony/{id}/delete", handle: telephonyDeleteConfirm})
-	register(route{pattern: "POST " + Prefix + "telephony/{id}/delete", handle: telephonyDelete})
-}
-
 // configsAPI is the API's path of the telephony configurations.
 const configsAPI = "/api/v1/organizations/telephony-configs"
 

@@ -12,13 +12,6 @@ import (
 // list, the add form, activate/deactivate, the default caller id, and
 // deletion behind a confirmation page.
 
-func init() {
-	register(route{pattern: "POST " + Prefix + "telephony/{id}/numbers", handle: numberAdd})
-	register(route{pattern: "POST " + Prefix + "telephony/{id}/numbers/{nid}", handle: numberChange})
-	register(route{pattern: "GET " + Prefix + "telephony/{id}/numbers/{nid}/delete", handle: numberDeleteConfirm})
-	register(route{pattern: "POST " + Prefix + "telephony/{id}/numbers/{nid}/delete", handle: numberDelete})
-}
-
 // numbersSection is the phone numbers part of the edit page.
 type numbersSection struct {
 	ConfigID int64
