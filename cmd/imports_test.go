@@ -10,7 +10,9 @@ const module = "github.com/outdial/outdial"
 
 // TestImportGraph asserts STYLE.md's one-way data flow with `go list -deps`:
 // store (and its sub-packages) imports none of web, dialer and cmd; dialer
-// imports neither web nor cmd; web does not import cmd.
+// imports neither web nor cmd; web does not import cmd; web/wire, the API's
+// bodies both web and the console use, imports no other package of web
+// (the console included) nor store.
 func TestImportGraph(t *testing.T) {
 	// go test puts its toolchain's bin directory first on PATH.
 	cmd := exec.Command("go", "list", "-e", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, module+"/...")
@@ -26,6 +28,7 @@ func TestImportGraph(t *testing.T) {
 		{module + "/store", []string{module + "/web", module + "/dialer", module + "/cmd"}},
 		{module + "/dialer", []string{module + "/web", module + "/cmd"}},
 		{module + "/web", []string{module + "/cmd"}},
+		{module + "/web/wire", []string{module + "/web", module + "/store", module + "/cmd"}},
 	}
 	under := func(p, root string) bool { return p == root || strings.HasPrefix(p, root+"/") }
 	seen := map[string]bool{}

@@ -16,6 +16,7 @@ import (
 	"github.com/outdial/outdial/dialer/workflow"
 	"github.com/outdial/outdial/store"
 	"github.com/outdial/outdial/store/objstore"
+	"github.com/outdial/outdial/web/wire"
 )
 
 // maxReportedProblems bounds the CSV problems listed in one 422.
@@ -31,8 +32,8 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request, _ httpro
 	}
 	var p Problems
 	f := fields{obj: body, loc: []any{"body"}, p: &p}
-	nc := store.NewCampaign{Settings: store.Settings{RetryConfig: DefaultRetryConfig, MaxConcurrency: 10,
-		CircuitBreaker: DefaultCircuitBreaker}}
+	nc := store.NewCampaign{Settings: store.Settings{RetryConfig: store.RetryConfig(wire.DefaultRetryConfig),
+		MaxConcurrency: wire.DefaultMaxConcurrency, CircuitBreaker: store.CircuitBreaker(wire.DefaultCircuitBreaker)}}
 	if name, present, ok := f.Name("name", true, false, 1, 255); present && ok {
 		nc.Name = name
 	}
@@ -180,12 +181,7 @@ func (s *Server) readContacts(ctx context.Context, org int64, key string, countr
 	if res.ProblemCount > 0 {
 		var p Problems
 		for _, pr := range res.Problems {
-			l := loc
-			if pr.Row > 0 {
-				l = at(loc, "row", pr.Row)
-			}
-			// Our own types' messages start like pydantic's value errors.
-			p.Add(l, pr.Type, "Value error, "+pr.Msg, pr.Input, nil)
+			p.addCSV(loc, pr, "", nil)
 		}
 		if more := res.Omitted(); more > 0 {
 			p.Add(loc, "too_many_problems", fmt.Sprintf("Value error, %d more problems not listed", more), nil, map[string]any{"omitted": more})
@@ -193,6 +189,23 @@ func (s *Server) readContacts(ctx context.Context, org int64, key string, countr
 		return nil, p.Err()
 	}
 	return res.Columns, nil
+}
+
+// addCSV adds the 422 entry of pr, a problem of an uploaded CSV at loc:
+// at loc for the whole file, at loc + ["row", N] for row N, with the column
+// it is about (a missing phone_number column is about phone_number), its
+// msg followed by note, and ctx.
+func (p *Problems) addCSV(loc []any, pr contacts.Problem, note string, ctx map[string]any) {
+	if pr.Row > 0 {
+		loc = at(loc, "row", pr.Row)
+	}
+	column := pr.Column
+	if pr.Type == contacts.TypeCSVNoPhoneColumn {
+		column = contacts.PhoneColumn
+	}
+	// Our own types' messages start like pydantic's value errors.
+	p.Add(loc, pr.Type, "Value error, "+pr.Msg+note, pr.Input, ctx)
+	(*p)[len(*p)-1].Column = column
 }
 
 // errTooManyRows stops reading a CSV past the campaign row limit.

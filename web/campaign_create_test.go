@@ -369,6 +369,29 @@ func TestCampaignCreateCSVProblems(t *testing.T) {
 		}
 	})
 
+	// Each problem about a column names it in column (as the header has
+	// it); the others have none.
+	t.Run("columns", func(t *testing.T) {
+		for _, tc := range []struct{ csv, want string }{
+			{"Phone_Number,first_name\n12345,Ada\n", "body.source_id.row.2 phone_invalid Phone_Number"},
+			{"phone_number,first_name\n,Ada\n", "body.source_id.row.2 phone_missing phone_number"},
+			{"phone_number,first_name\n+14155550201,Ada\n+14155550201,Bo\n", "body.source_id.row.3 phone_duplicate phone_number"},
+			{"phone_number,first_name\n+14155550201, \n", "body.source_id.row.2 variable_empty first_name"},
+			{"phone_number,first_name,timezone\n+14155550201,Ada,Mars\n", "body.source_id.row.2 timezone_invalid timezone"},
+			{"phone_number\n+14155550201\n", "body.source_id template_variable_missing first_name"},
+			{"tel,first_name\n+14155550201,Ada\n", "body.source_id csv_no_phone_column phone_number"},
+			{"phone_number,first_name,first_name\n+14155550201,Ada,A\n", "body.source_id.row.1 csv_invalid first_name"},
+			{"phone_number,first_name\n+14155550201,Ada,extra\n", "body.source_id.row.2 csv_invalid "},
+			{"phone_number,first_name\n", "body.source_id csv_empty "},
+		} {
+			key := ce.upload(ce.keyA, tc.csv)
+			ps := problems(t, ce.a(http.MethodPost, campaignsPath, campBody("c", s.workflowID, key)))
+			if got := ps[0].loc() + " " + ps[0].Type + " " + ps[0].Column; len(ps) != 1 || got != tc.want {
+				t.Errorf("%q: %d problems, the first %q, want one: %q", tc.csv, len(ps), got, tc.want)
+			}
+		}
+	})
+
 	t.Run("more than 100 problems", func(t *testing.T) {
 		key := ce.upload(ce.keyA, many.String())
 		ps := problems(t, ce.a(http.MethodPost, campaignsPath, campBody("c", s.workflowID, key)))

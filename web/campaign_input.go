@@ -8,18 +8,15 @@ import (
 	"github.com/outdial/outdial/dialer"
 	"github.com/outdial/outdial/dialer/phone"
 	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/web/wire"
 )
 
 // This file reads the nested campaign settings of create and PATCH bodies.
 // Each reader starts from base (defaults on create, the stored value on
 // PATCH) and overrides the fields sent.
 
-// DefaultRetryConfig is API.md 4.2's default retry policy.
-var DefaultRetryConfig = store.RetryConfig{Enabled: true, MaxRetries: 1, RetryDelaySeconds: 120,
-	RetryOnBusy: true, RetryOnNoAnswer: true, RetryOnVoicemail: false}
-
-// DefaultCircuitBreaker is API.md 4.2's default breaker.
-var DefaultCircuitBreaker = store.CircuitBreaker{Enabled: false, FailureThreshold: 0.5, WindowSeconds: 120, MinCallsInWindow: 5}
+// The defaults and ranges are wire's (settings.go), which the console
+// shows in its forms.
 
 func setBool(f fields, name string, dst *bool) {
 	if v, ok := f.obj[name]; ok && v != nil {
@@ -29,17 +26,17 @@ func setBool(f fields, name string, dst *bool) {
 	}
 }
 
-func setInt(f fields, name string, ge, le int64, dst *int) {
+func setInt(f fields, name string, r wire.IntRange, dst *int) {
 	if v, ok := f.obj[name]; ok && v != nil {
-		if n, _, ok := f.Int(name, false, &ge, &le); ok {
+		if n, _, ok := f.Int(name, false, &r.Min, &r.Max); ok {
 			*dst = int(n)
 		}
 	}
 }
 
-func setFloat(f fields, name string, ge, le float64, dst *float64) {
+func setFloat(f fields, name string, r wire.FloatRange, dst *float64) {
 	if v, ok := f.obj[name]; ok && v != nil {
-		if n, _, ok := f.Float(name, false, &ge, &le); ok {
+		if n, _, ok := f.Float(name, false, &r.Min, &r.Max); ok {
 			*dst = n
 		}
 	}
@@ -48,8 +45,8 @@ func setFloat(f fields, name string, ge, le float64, dst *float64) {
 func readRetryConfig(f fields, base store.RetryConfig) store.RetryConfig {
 	rc := base
 	setBool(f, "enabled", &rc.Enabled)
-	setInt(f, "max_retries", 0, 10, &rc.MaxRetries)
-	setInt(f, "retry_delay_seconds", 30, 86400, &rc.RetryDelaySeconds)
+	setInt(f, "max_retries", wire.MaxRetriesRange, &rc.MaxRetries)
+	setInt(f, "retry_delay_seconds", wire.RetryDelayRange, &rc.RetryDelaySeconds)
 	setBool(f, "retry_on_busy", &rc.RetryOnBusy)
 	setBool(f, "retry_on_no_answer", &rc.RetryOnNoAnswer)
 	setBool(f, "retry_on_voicemail", &rc.RetryOnVoicemail)
@@ -59,14 +56,14 @@ func readRetryConfig(f fields, base store.RetryConfig) store.RetryConfig {
 func readCircuitBreaker(f fields, base store.CircuitBreaker) store.CircuitBreaker {
 	cb := base
 	setBool(f, "enabled", &cb.Enabled)
-	setFloat(f, "failure_threshold", 0, 1, &cb.FailureThreshold)
-	setInt(f, "window_seconds", 10, 3600, &cb.WindowSeconds)
-	setInt(f, "min_calls_in_window", 1, 1000, &cb.MinCallsInWindow)
+	setFloat(f, "failure_threshold", wire.FailureThresholdRange, &cb.FailureThreshold)
+	setInt(f, "window_seconds", wire.BreakerWindowRange, &cb.WindowSeconds)
+	setInt(f, "min_calls_in_window", wire.MinCallsInWindowRange, &cb.MinCallsInWindow)
 	return cb
 }
 
 // readSchedule reads a schedule_config object: timezone (IANA, required),
-// slots (1..50) of {day_of_week 0..6, start_time, end_time "HH:MM", end may
+// slots (1..wire.MaxSlots) of {day_of_week 0..6, start_time, end_time "HH:MM", end may
 // be "24:00", start < end}, enabled (default true).
 func readSchedule(f fields) *store.ScheduleConfig {
 	sc := &store.ScheduleConfig{Enabled: true}
@@ -87,10 +84,10 @@ func readSchedule(f fields) *store.ScheduleConfig {
 		f.p.Add(at(f.loc, "slots"), "list_type", "Input should be a valid list", v, nil)
 		return sc
 	}
-	if len(list) < 1 || len(list) > 50 {
+	if len(list) < 1 || len(list) > wire.MaxSlots {
 		typ, msg, ctx := "too_short", "List should have at least 1 item after validation, not 0", map[string]any{"field_type": "List", "min_length": 1, "actual_length": len(list)}
-		if len(list) > 50 {
-			typ, msg, ctx = "too_long", fmt.Sprintf("List should have at most 50 items after validation, not %d", len(list)), map[string]any{"field_type": "List", "max_length": 50, "actual_length": len(list)}
+		if len(list) > wire.MaxSlots {
+			typ, msg, ctx = "too_long", fmt.Sprintf("List should have at most %d items after validation, not %d", wire.MaxSlots, len(list)), map[string]any{"field_type": "List", "max_length": wire.MaxSlots, "actual_length": len(list)}
 		}
 		f.p.Add(at(f.loc, "slots"), typ, msg, v, ctx)
 		return sc
@@ -154,8 +151,8 @@ func readSettings(f fields, s *store.Settings) {
 	if sub, present, ok := f.Object("retry_config", false, true); present && ok {
 		s.RetryConfig = readRetryConfig(sub, s.RetryConfig)
 	}
-	setInt(f, "max_concurrency", 1, 1000, &s.MaxConcurrency)
-	setFloat(f, "rate_limit_per_second", 0.1, 1000, &s.RateLimitPerSecond)
+	setInt(f, "max_concurrency", wire.MaxConcurrencyRange, &s.MaxConcurrency)
+	setFloat(f, "rate_limit_per_second", wire.RateLimitRange, &s.RateLimitPerSecond)
 	if v, sent := f.obj["schedule_config"]; sent {
 		if v == nil {
 			s.ScheduleConfig = nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/outdial/outdial/dialer/carrier"
 	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/web/wire"
 )
 
 func (s *Server) writeCampaign(w http.ResponseWriter, r *http.Request, c *store.Campaign) error {
@@ -68,11 +69,11 @@ func (s *Server) listCampaigns(w http.ResponseWriter, r *http.Request, _ httprou
 	if err != nil {
 		return err
 	}
-	out := make([]campaignJSON, 0, len(list))
+	out := make([]wire.Campaign, 0, len(list))
 	for _, c := range list {
 		out = append(out, campaignWithLogs(c, logs[c.ID], holders[c.ID]))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"campaigns": out})
+	writeJSON(w, http.StatusOK, wire.CampaignList{Campaigns: out})
 	return nil
 }
 
@@ -175,7 +176,8 @@ func (s *Server) transition(op string) authedHandler {
 }
 
 // checkCallerID answers 409 when configuration configID's provider needs a
-// caller id (all but ari) and it has no active phone number (API.md 2.6).
+// caller id (wire.NeedsCallerID: all but ari) and it has no active phone
+// number (API.md 2.6).
 func (s *Server) checkCallerID(ctx context.Context, org, configID int64) error {
 	cfg, err := s.db.GetTelephonyConfig(ctx, org, configID)
 	if store.ErrorCode(err) == store.ENOTFOUND {
@@ -184,7 +186,7 @@ func (s *Server) checkCallerID(ctx context.Context, org, configID int64) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Provider == carrier.ARI {
+	if !wire.NeedsCallerID(cfg.Provider) {
 		return nil
 	}
 	n, err := s.db.CountCallerIDs(ctx, cfg.ID)
@@ -331,11 +333,11 @@ func (s *Server) listCalls(w http.ResponseWriter, r *http.Request, ps httprouter
 	if err != nil {
 		return err
 	}
-	out := make([]attemptJSON, len(list))
+	out := make([]wire.Call, len(list))
 	for i, a := range list {
 		out[i] = attemptOut(a)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"calls": out})
+	writeJSON(w, http.StatusOK, wire.CallList{Calls: out})
 	return nil
 }
 

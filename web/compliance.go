@@ -10,6 +10,7 @@ import (
 
 	"github.com/outdial/outdial/dialer"
 	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/web/wire"
 )
 
 // The organization's compliance policy (API.md 12.2, 12.3): calling hours
@@ -71,8 +72,8 @@ func (s *Server) putCompliance(w http.ResponseWriter, r *http.Request, _ httprou
 		}
 		if sub, present, ok := f.Object("attempt_cap", false, true); present && ok {
 			setBool(sub, "enabled", &pol.AttemptCap.Enabled)
-			setInt(sub, "max_attempts", 1, 100, &pol.AttemptCap.MaxAttempts)
-			setInt(sub, "window_hours", 1, store.MaxCapWindowHours, &pol.AttemptCap.WindowHours)
+			setInt(sub, "max_attempts", wire.IntRange{Min: 1, Max: 100}, &pol.AttemptCap.MaxAttempts)
+			setInt(sub, "window_hours", wire.IntRange{Min: 1, Max: store.MaxCapWindowHours}, &pol.AttemptCap.WindowHours)
 		}
 		return p.Err()
 	})

@@ -6,25 +6,8 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/outdial/outdial/dialer"
+	"github.com/outdial/outdial/web/wire"
 )
-
-// diagnosisOut is the body of GET /campaign/{id}/diagnosis (API.md 11).
-type diagnosisOut struct {
-	CampaignID     int64       `json:"campaign_id"`
-	State          string      `json:"state"`
-	Dialing        bool        `json:"dialing"`
-	InFlight       int         `json:"in_flight"`
-	MaxConcurrency int         `json:"max_concurrency"`
-	ReadyContacts  int         `json:"ready_contacts"`
-	Reasons        []reasonOut `json:"reasons"`
-}
-
-type reasonOut struct {
-	Code    string  `json:"code"`
-	Message string  `json:"message"`
-	Count   *int    `json:"count,omitempty"`
-	Until   *string `json:"until,omitempty"`
-}
 
 // campaignDiagnosis answers why a campaign is or is not dialing.
 func (s *Server) campaignDiagnosis(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error {
@@ -43,11 +26,11 @@ func (s *Server) campaignDiagnosis(w http.ResponseWriter, r *http.Request, ps ht
 	return nil
 }
 
-func diagnosisBody(d *dialer.Diagnosis) diagnosisOut {
-	out := diagnosisOut{CampaignID: d.CampaignID, State: d.State, Dialing: d.Dialing, InFlight: d.InFlight,
-		MaxConcurrency: d.MaxConcurrency, ReadyContacts: d.ReadyContacts, Reasons: make([]reasonOut, len(d.Reasons))}
+func diagnosisBody(d *dialer.Diagnosis) wire.Diagnosis {
+	out := wire.Diagnosis{CampaignID: d.CampaignID, State: d.State, Dialing: d.Dialing, InFlight: d.InFlight,
+		MaxConcurrency: d.MaxConcurrency, ReadyContacts: d.ReadyContacts, Reasons: make([]wire.Reason, len(d.Reasons))}
 	for i, rs := range d.Reasons {
-		out.Reasons[i] = reasonOut{Code: rs.Code, Message: rs.Message, Count: rs.Count, Until: optTS(rs.Until)}
+		out.Reasons[i] = wire.Reason{Code: rs.Code, Message: rs.Message, Count: rs.Count, Until: optTS(rs.Until)}
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/web/wire"
 )
 
 // snapshotJSON is the data of an "event: campaign" (API.md 10).
@@ -78,7 +79,7 @@ func encodeFrame(name string, id int64, v any) (frame, error) {
 // logFrame encodes log entry e as a log event.
 func logFrame(e store.LogEntry) (frame, error) {
 	return encodeFrame("log", e.ID, logEventJSON{ID: e.ID,
-		logJSON: logJSON{TS: ts(e.TS), Level: e.Level, Event: e.Event, Message: e.Message, Details: e.Details}})
+		LogEntry: wire.LogEntry{TS: ts(e.TS), Level: e.Level, Event: e.Event, Message: e.Message, Details: e.Details}})
 }
 
 // callEventJSON is the data of an "event: call" (API.md 10).
@@ -96,7 +97,7 @@ type callEventJSON struct {
 // with its id, which is also the event's id.
 type logEventJSON struct {
 	ID int64 `json:"id"`
-	logJSON
+	wire.LogEntry
 }
 
 // streamBuffer bounds what a stream holds for a client that does not read:

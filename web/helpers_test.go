@@ -357,6 +357,8 @@ type problem struct {
 	Type  string         `json:"type"`
 	Input any            `json:"input"`
 	Ctx   map[string]any `json:"ctx"`
+	// Column is the CSV column a problem of an uploaded file is about.
+	Column string `json:"column"`
 
 	hasInput bool
 }
@@ -395,7 +397,7 @@ func problems(t *testing.T, r response) []problem {
 		}
 		for k := range obj {
 			switch k {
-			case "loc", "msg", "type", "input", "ctx":
+			case "loc", "msg", "type", "input", "ctx", "column":
 			default:
 				t.Errorf("detail[%d] has unexpected key %q", i, k)
 			}

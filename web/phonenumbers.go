@@ -11,25 +11,11 @@ import (
 	"github.com/outdial/outdial/dialer/carrier"
 	"github.com/outdial/outdial/dialer/phone"
 	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/web/wire"
 )
 
-// phoneNumberJSON is a phone-number record.
-type phoneNumberJSON struct {
-	ID                       int64   `json:"id"`
-	TelephonyConfigurationID int64   `json:"telephony_configuration_id"`
-	Address                  string  `json:"address"`
-	AddressNormalized        string  `json:"address_normalized"`
-	AddressType              string  `json:"address_type"`
-	CountryCode              *string `json:"country_code"`
-	Label                    *string `json:"label"`
-	IsActive                 bool    `json:"is_active"`
-	IsDefaultCallerID        bool    `json:"is_default_caller_id"`
-	CreatedAt                string  `json:"created_at"`
-	UpdatedAt                string  `json:"updated_at"`
-}
-
-func phoneNumberOut(p *store.PhoneNumber) phoneNumberJSON {
-	return phoneNumberJSON{
+func phoneNumberOut(p *store.PhoneNumber) wire.PhoneNumber {
+	return wire.PhoneNumber{
 		ID: p.ID, TelephonyConfigurationID: p.TelephonyConfigurationID, Address: p.Address,
 		AddressNormalized: p.AddressNormalized, AddressType: p.AddressType, CountryCode: p.CountryCode,
 		Label: p.Label, IsActive: p.IsActive, IsDefaultCallerID: p.IsDefaultCallerID,
@@ -156,11 +142,11 @@ func (s *Server) listPhoneNumbers(w http.ResponseWriter, r *http.Request, ps htt
 	if err != nil {
 		return err
 	}
-	out := make([]phoneNumberJSON, len(list))
+	out := make([]wire.PhoneNumber, len(list))
 	for i := range list {
 		out[i] = phoneNumberOut(&list[i])
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"phone_numbers": out})
+	writeJSON(w, http.StatusOK, wire.PhoneNumberList{PhoneNumbers: out})
 	return nil
 }
 

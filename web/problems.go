@@ -11,17 +11,13 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/outdial/outdial/web/wire"
 )
 
-// Problem is one entry of a 422 body, shaped like a pydantic v2 error so
-// FastAPI clients keep working: loc, msg, type, and optionally input and ctx.
-type Problem struct {
-	Loc   []any          `json:"loc"`
-	Msg   string         `json:"msg"`
-	Type  string         `json:"type"`
-	Input any            `json:"input"`
-	Ctx   map[string]any `json:"ctx,omitempty"`
-}
+// Problem is one entry of a 422 body (wire.Problem: loc, msg, type, input,
+// and optionally ctx and column).
+type Problem = wire.Problem
 
 // Problems collects every problem of one request; a handler checks all
 // fields, then answers 422 when the list is not empty.

@@ -101,11 +101,7 @@ func (s *Server) importSuppressions(ctx context.Context, org int64, ns store.New
 		p.Add(loc, "csv_invalid", fmt.Sprintf("Value error, the file is larger than the %d bytes allowed%s", s.maxUpload, note), key, counts)
 	}
 	for _, pr := range imp.fatal {
-		l := loc
-		if pr.Row > 0 {
-			l = at(loc, "row", pr.Row)
-		}
-		p.Add(l, pr.Type, "Value error, "+pr.Msg+note, pr.Input, counts)
+		p.addCSV(loc, pr, note, counts)
 	}
 	if err := p.Err(); err != nil {
 		return suppressResultJSON{}, err

@@ -88,14 +88,15 @@ func TestSuppressionsImportCSVProblems(t *testing.T) {
 		name, csv string // csv "": the key is missing
 		key       string
 		want      wantProblem
+		column    string // the problem's column
 	}{
 		{"nothing uploaded", "", missing, wantProblem{loc: "body.source_id", typ: "object_not_found",
-			msg: "Value error, nothing was uploaded at this key in this organization", input: missing}},
+			msg: "Value error, nothing was uploaded at this key in this organization", input: missing}, ""},
 		{"not a key", "", "../etc/passwd", wantProblem{loc: "body.source_id", typ: "object_not_found",
-			msg: "Value error, nothing was uploaded at this key in this organization", input: "../etc/passwd"}},
-		{"no phone column", "name\nAda\n", "", wantProblem{loc: "body.source_id", typ: "csv_no_phone_column"}},
-		{"header only", "phone_number\n", "", wantProblem{loc: "body.source_id", typ: "csv_empty"}},
-		{"repeated column", "phone_number,phone_number\n+14155550100,+14155550101\n", "", wantProblem{loc: "body.source_id.row.1", typ: "csv_invalid"}},
+			msg: "Value error, nothing was uploaded at this key in this organization", input: "../etc/passwd"}, ""},
+		{"no phone column", "name\nAda\n", "", wantProblem{loc: "body.source_id", typ: "csv_no_phone_column"}, "phone_number"},
+		{"header only", "phone_number\n", "", wantProblem{loc: "body.source_id", typ: "csv_empty"}, ""},
+		{"repeated column", "phone_number,phone_number\n+14155550100,+14155550101\n", "", wantProblem{loc: "body.source_id.row.1", typ: "csv_invalid"}, "phone_number"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -104,8 +105,8 @@ func TestSuppressionsImportCSVProblems(t *testing.T) {
 				key = ce.upload(ce.keyA, c.csv)
 			}
 			ps := problems(t, ce.a(http.MethodPost, suppressionsPath, map[string]any{"source_id": key}))
-			if len(ps) != 1 || ps[0].loc() != c.want.loc || ps[0].Type != c.want.typ || (c.want.msg != "" && ps[0].Msg != c.want.msg) || ps[0].Ctx != nil {
-				t.Errorf("problems = %+v, want one %s at %s without ctx", ps, c.want.typ, c.want.loc)
+			if len(ps) != 1 || ps[0].loc() != c.want.loc || ps[0].Type != c.want.typ || (c.want.msg != "" && ps[0].Msg != c.want.msg) || ps[0].Ctx != nil || ps[0].Column != c.column {
+				t.Errorf("problems = %+v, want one %s at %s without ctx, column %q", ps, c.want.typ, c.want.loc, c.column)
 			}
 		})
 	}

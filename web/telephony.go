@@ -8,37 +8,15 @@ import (
 
 	"github.com/outdial/outdial/dialer/carrier"
 	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/web/wire"
 )
-
-// telephonyConfigJSON is the detail form of a telephony configuration.
-type telephonyConfigJSON struct {
-	ID                int64          `json:"id"`
-	Name              string         `json:"name"`
-	Provider          string         `json:"provider"`
-	IsDefaultOutbound bool           `json:"is_default_outbound"`
-	Credentials       map[string]any `json:"credentials"`
-	PhoneNumberCount  int64          `json:"phone_number_count"`
-	CreatedAt         string         `json:"created_at"`
-	UpdatedAt         string         `json:"updated_at"`
-}
-
-// telephonyConfigItem is the list form (no credentials).
-type telephonyConfigItem struct {
-	ID                int64  `json:"id"`
-	Name              string `json:"name"`
-	Provider          string `json:"provider"`
-	IsDefaultOutbound bool   `json:"is_default_outbound"`
-	PhoneNumberCount  int64  `json:"phone_number_count"`
-	CreatedAt         string `json:"created_at"`
-	UpdatedAt         string `json:"updated_at"`
-}
 
 // ts formats a time as the contract's RFC 3339 UTC timestamp with
 // milliseconds.
 func ts(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
-func telephonyConfigDetail(c *store.TelephonyConfig) telephonyConfigJSON {
-	return telephonyConfigJSON{
+func telephonyConfigDetail(c *store.TelephonyConfig) wire.TelephonyConfig {
+	return wire.TelephonyConfig{
 		ID: c.ID, Name: c.Name, Provider: c.Provider, IsDefaultOutbound: c.IsDefaultOutbound,
 		Credentials: maskedCredentials(c.Provider, c.Credentials), PhoneNumberCount: c.PhoneNumberCount,
 		CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt),
@@ -91,12 +69,12 @@ func (s *Server) listTelephonyConfigs(w http.ResponseWriter, r *http.Request, _ 
 	if err != nil {
 		return err
 	}
-	items := make([]telephonyConfigItem, len(list))
+	items := make([]wire.TelephonyConfigItem, len(list))
 	for i, c := range list {
-		items[i] = telephonyConfigItem{ID: c.ID, Name: c.Name, Provider: c.Provider, IsDefaultOutbound: c.IsDefaultOutbound,
+		items[i] = wire.TelephonyConfigItem{ID: c.ID, Name: c.Name, Provider: c.Provider, IsDefaultOutbound: c.IsDefaultOutbound,
 			PhoneNumberCount: c.PhoneNumberCount, CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt)}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"configurations": items})
+	writeJSON(w, http.StatusOK, wire.TelephonyConfigList{Configurations: items})
 	return nil
 }
 

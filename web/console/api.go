@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/outdial/outdial/web/wire"
 )
 
 // The console calls the public API in process: a request built here goes
@@ -35,19 +37,10 @@ type apiError struct {
 	status int
 	detail string
 	// problems is a 422's detail list as the API sent it.
-	problems []apiProblem
+	problems []wire.Problem
 }
 
 func (e *apiError) Error() string { return fmt.Sprintf("api answered %d: %s", e.status, e.detail) }
-
-// apiProblem is one entry of a 422 answer.
-type apiProblem struct {
-	Loc  []any  `json:"loc"`
-	Msg  string `json:"msg"`
-	Type string `json:"type"`
-	// Input is the offending value (a CSV problem's cell, docs/api.md 3.3).
-	Input any `json:"input"`
-}
 
 // get calls GET path (with its query) and decodes the JSON answer into out.
 func (a apiClient) get(path string, out any) error {

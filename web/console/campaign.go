@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/web/wire"
 )
 
 // The campaign page (API.md 14): what an operator watches and steers a
@@ -25,39 +25,12 @@ import (
 // callsPageSize is how many calls a page of the calls table shows.
 const callsPageSize = 50
 
-func init() {
-	register(route{pattern: "GET " + Prefix + "campaigns/{id}", handle: campaignPage})
-}
-
-// campaignDetail is what the page shows of the API's campaign resource.
-type campaignDetail struct {
-	campaignJSON
-	CompletedAt        *string               `json:"completed_at"`
-	CancelledAt        *string               `json:"cancelled_at"`
-	TotalQueuedCount   int64                 `json:"total_queued_count"`
-	RetryConfig        store.RetryConfig     `json:"retry_config"`
-	MaxConcurrency     int                   `json:"max_concurrency"`
-	RateLimitPerSecond float64               `json:"rate_limit_per_second"`
-	ScheduleConfig     *store.ScheduleConfig `json:"schedule_config"`
-	CircuitBreaker     store.CircuitBreaker  `json:"circuit_breaker"`
-	ParentCampaignID   *int64                `json:"parent_campaign_id"`
-	RedialedCampaignID *int64                `json:"redialed_campaign_id"`
-	NextDialAt         *string               `json:"next_dial_at"`
-	Logs               []logJSON             `json:"logs"`
-}
-
-// logJSON is one campaign log entry of the API.
-type logJSON struct {
-	TS      string         `json:"ts"`
-	Level   string         `json:"level"`
-	Event   string         `json:"event"`
-	Message string         `json:"message"`
-	Details map[string]any `json:"details"`
-}
+// logEntry is one campaign log entry of the API, as the page shows it.
+type logEntry struct{ wire.LogEntry }
 
 // DetailsText is the entry's details as "key=value" pairs in key order
 // ("" without details).
-func (l logJSON) DetailsText() string {
+func (l logEntry) DetailsText() string {
 	keys := make([]string, 0, len(l.Details))
 	for k := range l.Details {
 		keys = append(keys, k)
@@ -76,42 +49,18 @@ func (l logJSON) DetailsText() string {
 	return strings.Join(parts, " ")
 }
 
-// callJSON is one call attempt of GET /api/v1/campaign/{id}/calls.
-type callJSON struct {
-	ID              int64   `json:"id"`
-	ContactRow      int64   `json:"contact_row"`
-	PhoneNumber     string  `json:"phone_number"`
-	Attempt         int64   `json:"attempt"`
-	State           string  `json:"state"`
-	Outcome         *string `json:"outcome"`
-	AnsweredBy      *string `json:"answered_by"`
-	StartedAt       *string `json:"started_at"`
-	EndedAt         *string `json:"ended_at"`
-	DurationSeconds *int64  `json:"duration_seconds"`
-	Error           *string `json:"error"`
+// diagnosisView is the API's diagnosis as the page shows it.
+type diagnosisView struct {
+	wire.Diagnosis
+	Reasons []reasonView
 }
 
-// diagnosisJSON is GET /api/v1/campaign/{id}/diagnosis.
-type diagnosisJSON struct {
-	State          string       `json:"state"`
-	Dialing        bool         `json:"dialing"`
-	InFlight       int          `json:"in_flight"`
-	MaxConcurrency int          `json:"max_concurrency"`
-	ReadyContacts  int          `json:"ready_contacts"`
-	Reasons        []reasonJSON `json:"reasons"`
-}
-
-// reasonJSON is one reason of a diagnosis.
-type reasonJSON struct {
-	Code    string  `json:"code"`
-	Message string  `json:"message"`
-	Count   *int    `json:"count"`
-	Until   *string `json:"until"`
-}
+// reasonView is one reason of a diagnosis, as the page shows it.
+type reasonView struct{ wire.Reason }
 
 // Sentence is the operator's sentence for the reason's code (its message
 // when the code is new).
-func (r reasonJSON) Sentence() string {
+func (r reasonView) Sentence() string {
 	if s, ok := blockedWords[r.Code]; ok {
 		return s
 	}
@@ -151,9 +100,9 @@ type blockedWord struct{ Code, Sentence string }
 
 // campaignView is the data of campaign.html.
 type campaignView struct {
-	C         campaignDetail
-	Logs      []logJSON // newest first
-	Diagnosis *diagnosisJSON
+	C         wire.Campaign
+	Logs      []logEntry // newest first
+	Diagnosis *diagnosisView
 	// DiagnosisErr says why there is no diagnosis (the server runs
 	// without its dialer).
 	DiagnosisErr string
@@ -250,7 +199,7 @@ func (v campaignView) Until(at *string) string {
 
 // callsTable is one page of the calls table.
 type callsTable struct {
-	Calls []callJSON
+	Calls []wire.Call
 	// Outcome and State are the filters applied ("" for any).
 	Outcome, State string
 	// Next is the link to the next page ("" on the last), First the link
@@ -289,11 +238,11 @@ func (c *Console) renderCampaign(w http.ResponseWriter, r *http.Request, s *sess
 	if err := a.get(base, &v.C); err != nil {
 		return err
 	}
-	v.Logs = make([]logJSON, len(v.C.Logs))
+	v.Logs = make([]logEntry, len(v.C.Logs))
 	for i, l := range v.C.Logs {
-		v.Logs[len(v.C.Logs)-1-i] = l
+		v.Logs[len(v.C.Logs)-1-i] = logEntry{l}
 	}
-	var d diagnosisJSON
+	var d wire.Diagnosis
 	if err := a.get(base+"/diagnosis", &d); err != nil {
 		var ae *apiError
 		if !errors.As(err, &ae) || ae.status != http.StatusServiceUnavailable {
@@ -301,7 +250,10 @@ func (c *Console) renderCampaign(w http.ResponseWriter, r *http.Request, s *sess
 		}
 		v.DiagnosisErr = ae.detail
 	} else {
-		v.Diagnosis = &d
+		v.Diagnosis = &diagnosisView{Diagnosis: d, Reasons: make([]reasonView, len(d.Reasons))}
+		for i, rs := range d.Reasons {
+			v.Diagnosis.Reasons[i] = reasonView{rs}
+		}
 	}
 	calls, err := c.callsTable(r, s, id)
 	if err != nil {
@@ -349,9 +301,7 @@ func (c *Console) callsTable(r *http.Request, s *session, id int64) (callsTable,
 		q.Set("after_id", after)
 		t.First = callsLink(id, filters)
 	}
-	var page struct {
-		Calls []callJSON `json:"calls"`
-	}
+	var page wire.CallList
 	path := fmt.Sprintf("/api/v1/campaign/%d/calls?%s", id, q.Encode())
 	if err := c.api(r, s).get(path, &page); err != nil {
 		var ae *apiError

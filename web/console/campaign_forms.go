@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/outdial/outdial/web/wire"
 )
 
 // The campaign page's forms, each a console route that calls the API and
@@ -15,14 +17,6 @@ import (
 // refused: the state buttons (POST .../start|pause|resume|cancel, which
 // campaign.js sends to the API directly when scripts run, so a pause takes
 // effect without a page load), the settings (PATCH) and the redial.
-
-func init() {
-	for _, op := range []string{"start", "pause", "resume", "cancel"} {
-		register(route{pattern: "POST " + Prefix + "campaigns/{id}/" + op, handle: campaignOp(op)})
-	}
-	register(route{pattern: "POST " + Prefix + "campaigns/{id}/settings", handle: campaignSettings})
-	register(route{pattern: "POST " + Prefix + "campaigns/{id}/redial", handle: campaignRedial})
-}
 
 // campaignOp returns the handler of a state button: POST the API's
 // operation, then back to the page; a state that does not allow it (409)
@@ -74,27 +68,42 @@ type settingsGroup struct {
 }
 
 // settingsGroups are the fields the settings form edits (API.md 4.3's
-// PATCH, without the schedule), with the API's limits.
+// PATCH, without the schedule), with the API's ranges (wire.Bounds).
 var settingsGroups = []settingsGroup{
 	{"General", []settingsField{
 		{Name: "name", Label: "Name", Kind: "text"},
-		{Name: "max_concurrency", Label: "Maximum concurrent calls", Kind: "int", Min: "1", Max: "1000", Step: "1", Hint: "1 to 1000"},
-		{Name: "rate_limit_per_second", Label: "New calls per second", Kind: "decimal", Min: "0.1", Max: "1000", Step: "any", Hint: "0.1 to 1000"},
+		numberField("max_concurrency", "Maximum concurrent calls", "int", ""),
+		numberField("rate_limit_per_second", "New calls per second", "decimal", ""),
 	}},
 	{"Retries", []settingsField{
 		{Name: "retry_config.enabled", Label: "Retry calls", Kind: "checkbox"},
-		{Name: "retry_config.max_retries", Label: "Retries per contact", Kind: "int", Min: "0", Max: "10", Step: "1", Hint: "0 to 10"},
-		{Name: "retry_config.retry_delay_seconds", Label: "Delay before a retry (seconds)", Kind: "int", Min: "30", Max: "86400", Step: "1", Hint: "30 to 86400"},
+		numberField("retry_config.max_retries", "Retries per contact", "int", ""),
+		numberField("retry_config.retry_delay_seconds", "Delay before a retry (seconds)", "int", ""),
 		{Name: "retry_config.retry_on_busy", Label: "Retry when busy", Kind: "checkbox"},
 		{Name: "retry_config.retry_on_no_answer", Label: "Retry when not answered", Kind: "checkbox"},
 		{Name: "retry_config.retry_on_voicemail", Label: "Retry on voicemail", Kind: "checkbox"},
 	}},
 	{"Circuit breaker", []settingsField{
 		{Name: "circuit_breaker.enabled", Label: "Pause when too many calls fail", Kind: "checkbox"},
-		{Name: "circuit_breaker.failure_threshold", Label: "Failure share that pauses", Kind: "decimal", Min: "0", Max: "1", Step: "any", Hint: "0 to 1 (0.5 is half)"},
-		{Name: "circuit_breaker.window_seconds", Label: "Over the last (seconds)", Kind: "int", Min: "10", Max: "3600", Step: "1", Hint: "10 to 3600"},
-		{Name: "circuit_breaker.min_calls_in_window", Label: "At least this many calls", Kind: "int", Min: "1", Max: "1000", Step: "1", Hint: "1 to 1000"},
+		numberField("circuit_breaker.failure_threshold", "Failure share that pauses", "decimal", " (0.5 is half)"),
+		numberField("circuit_breaker.window_seconds", "Over the last (seconds)", "int", ""),
+		numberField("circuit_breaker.min_calls_in_window", "At least this many calls", "int", ""),
 	}},
+}
+
+// numberField is the settings form's number field of the API's field name
+// (kind "int" or "decimal"), with the API's range as its min, max and
+// hint (and more after the range in the hint).
+func numberField(name, label, kind, more string) settingsField {
+	b, ok := wire.Bounds()[name]
+	if !ok {
+		panic("console: no range for the campaign field " + name)
+	}
+	step := "1"
+	if kind == "decimal" {
+		step = "any"
+	}
+	return settingsField{Name: name, Label: label, Kind: kind, Min: b.Min, Max: b.Max, Step: step, Hint: b.Hint() + more}
 }
 
 // settingsForm is what the settings form shows: the values (the
@@ -110,7 +119,7 @@ type settingsForm struct {
 }
 
 // settingsFrom fills the settings form from the campaign.
-func settingsFrom(c campaignDetail) settingsForm {
+func settingsFrom(c wire.Campaign) settingsForm {
 	rc, cb := c.RetryConfig, c.CircuitBreaker
 	return settingsForm{Groups: settingsGroups,
 		Values: map[string]string{

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+
+	"github.com/outdial/outdial/web/wire"
 )
 
 // The campaigns list (the console's home): name, state, progress and counts
@@ -14,29 +16,9 @@ import (
 // campaignsPageSize is how many campaigns a page of the list shows.
 const campaignsPageSize = 50
 
-func init() {
-	register(route{pattern: "GET " + Prefix + "{$}", handle: campaignsPage})
-	register(route{pattern: "GET " + Prefix + "campaigns", handle: campaignsPage})
-}
-
-// campaignJSON is what the list shows of the API's campaign resource.
-type campaignJSON struct {
-	ID            int64   `json:"id"`
-	Name          string  `json:"name"`
-	State         string  `json:"state"`
-	TotalRows     int64   `json:"total_rows"`
-	ProcessedRows int64   `json:"processed_rows"`
-	FailedRows    int64   `json:"failed_rows"`
-	ExecutedCount int64   `json:"executed_count"`
-	CreatedAt     string  `json:"created_at"`
-	StartedAt     *string `json:"started_at"`
-	WorkflowName  string  `json:"workflow_name"`
-	ConfigName    string  `json:"telephony_configuration_name"`
-}
-
 // campaignsList is the data of campaigns.html.
 type campaignsList struct {
-	Campaigns []campaignJSON
+	Campaigns []wire.Campaign
 	// Older is the link to the next page of older campaigns, "" on the
 	// last page; Newest is set when this is not the first page.
 	Older  string
@@ -51,9 +33,7 @@ func campaignsPage(c *Console, w http.ResponseWriter, r *http.Request, s *sessio
 	if before != "" {
 		q.Set("before_id", before)
 	}
-	var page struct {
-		Campaigns []campaignJSON `json:"campaigns"`
-	}
+	var page wire.CampaignList
 	if err := c.api(r, s).get("/api/v1/campaign?"+q.Encode(), &page); err != nil {
 		return err
 	}

@@ -18,11 +18,6 @@ import (
 // changesPageSize is how many change log entries a page shows.
 const changesPageSize = 20
 
-func init() {
-	register(route{pattern: "GET " + Prefix + "compliance", handle: compliancePage})
-	register(route{pattern: "POST " + Prefix + "compliance", handle: complianceSave})
-}
-
 // policyAPI is the API's path of the organization's policy.
 const policyAPI = "/api/v1/organizations/compliance"
 

@@ -5,16 +5,20 @@
 // The console holds no data of its own beyond its sign-in sessions (the
 // store's): every page gets what it shows by calling the public API in
 // process, exactly as a client would, with the browser's session cookie
-// (api.go), and renders the JSON it gets back. The API accepts that cookie
-// (web's authenticate) and, for requests that change something, also wants
-// the session's CSRF token in the X-CSRF-Token header.
+// (api.go), and renders the JSON it gets back, decoded into the API's own
+// body types (web/wire, which also holds a campaign's defaults and ranges
+// the forms show: nothing the API owns is copied here). The API accepts
+// that cookie (web's authenticate) and, for requests that change
+// something, also wants the session's CSRF token in the X-CSRF-Token
+// header.
 //
 // # Layout
 //
 //	console.go     Config, New, the request flow: security headers, sessions,
 //	               CSRF of forms, the sign-in redirect, error pages
 //	session.go     the session cookie, CSRF tokens of forms, the next page
-//	pages.go       the page registry (route, register) and rendering
+//	routes.go      every route of the console, in one function
+//	pages.go       the route type, navigation and rendering
 //	assets.go      embedded static files: fingerprints, gzip, caching
 //	api.go         in-process calls of the public API
 //	signin.go      sign-in, sign-out and the one-time sign-in link
@@ -30,7 +34,7 @@
 //
 // # Adding a page
 //
-// Add one Go file and one template:
+// Add one Go file, one template and its routes' lines in routes.go:
 //
 //  1. templates/thing.html defines the block "content" (and, when the page
 //     has its own script, "scripts" with a <script type="module"> whose src
@@ -38,21 +42,24 @@
 //     view (pages.go) as dot: .Data is what the handler passed, .CSRF the
 //     session's token (forms that change something carry it as the hidden
 //     field csrf_token), .Now the console's clock. Template functions:
-//     asset, percent, ago (pages.go).
+//     asset, percent, ago, bound (a campaign field's range) (pages.go).
 //
-//  2. thing.go registers its routes in an init function:
-//
-//     func init() {
-//     register(route{pattern: "GET /console/things/{id}", handle: thingPage})
-//     }
+//  2. thing.go holds the handlers, which decode the API's answers into
+//     its body types (web/wire; a body the console is the first to read is
+//     added there, and web answers with it):
 //
 //     func thingPage(c *Console, w http.ResponseWriter, r *http.Request, s *session) error {
-//     var thing thingJSON
+//     var thing wire.Thing
 //     if err := c.api(r, s).get("/api/v1/things/"+r.PathValue("id"), &thing); err != nil {
 //     return err
 //     }
 //     return c.render(w, r, s, "thing.html", "Thing", "things", thing)
 //     }
+//
+//  3. routes.go lists its routes, with the others of the console (public
+//     only for a page served without a session):
+//
+//     {pattern: "GET " + Prefix + "things/{id}", handle: thingPage},
 //
 // The navigation (pages.go) already links every section; render's nav
 // argument marks the current one.
@@ -143,7 +150,7 @@ func New(cfg Config) *Console {
 		http.Redirect(w, r, Prefix, http.StatusFound)
 	})
 	c.mux.HandleFunc("GET "+staticPrefix+"{file}", serveAsset)
-	for _, rt := range registry {
+	for _, rt := range routes() {
 		c.mux.HandleFunc(rt.pattern, c.wrap(rt))
 	}
 	c.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
@@ -159,10 +166,11 @@ func Owns(path string) bool {
 }
 
 // Routes returns the patterns of the console's pages (http.ServeMux syntax,
-// method first), in registration order.
+// method first), in the order routes.go lists them.
 func Routes() []string {
-	out := make([]string, len(registry))
-	for i, rt := range registry {
+	rs := routes()
+	out := make([]string, len(rs))
+	for i, rt := range rs {
 		out[i] = rt.pattern
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/outdial/outdial/dialer/carrier"
+	"github.com/outdial/outdial/web/wire"
 )
 
 // The new-campaign page (API.md 14): choose a contacts CSV, which
@@ -24,11 +25,6 @@ import (
 
 // newCampaignPath is the page's path.
 const newCampaignPath = Prefix + "campaigns/new"
-
-func init() {
-	register(route{pattern: "GET " + newCampaignPath, handle: newCampaignPage})
-	register(route{pattern: "POST " + newCampaignPath, handle: newCampaignCreate})
-}
 
 // newCampaignView is the data of newcampaign.html.
 type newCampaignView struct {
@@ -53,7 +49,7 @@ type configChoice struct {
 	ID, Name, Provider string
 	Default            bool
 	// Numbers counts its active phone numbers: a campaign of a provider
-	// other than ari cannot start without one.
+	// that needs a caller id (wire.NeedsCallerID) cannot start without one.
 	Numbers int
 	// Rate is the provider's default calls per second, the placeholder of
 	// the rate field when this configuration is selected.
@@ -61,8 +57,8 @@ type configChoice struct {
 }
 
 // NoNumber reports whether a campaign of this configuration cannot start
-// for want of a phone number to call from.
-func (c configChoice) NoNumber() bool { return c.Numbers == 0 && c.Provider != carrier.ARI }
+// for want of a phone number to call from (the API's rule, wire's).
+func (c configChoice) NoNumber() bool { return c.Numbers == 0 && wire.NeedsCallerID(c.Provider) }
 
 // createdCampaign is what the page shows of a campaign created but not
 // started.

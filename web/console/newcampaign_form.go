@@ -1,11 +1,14 @@
 package console
 
 import (
+	"fmt"
 	"net/url"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/outdial/outdial/web/wire"
 )
 
 // The new-campaign form as the browser posts it, and the create body it
@@ -15,8 +18,8 @@ import (
 // number is left out, and the API's default applies.
 
 // maxSlotRows bounds the rows of the slot editor read from a form (the API
-// takes at most 50 slots; a row has at least one).
-const maxSlotRows = 50
+// takes at most wire.MaxSlots slots; a row has at least one).
+const maxSlotRows = wire.MaxSlots
 
 // slotWeekdays names the days of week in the API's order (0 = Monday).
 var slotWeekdays = [7]string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
@@ -78,11 +81,14 @@ func (s slotRow) DayBoxes() []dayBox {
 // defaultNewCampaignForm is the form of a new page: the API's defaults (API.md 4.2),
 // and one slot row of slotWeekdays 09:00 to 17:00 ready for a calling window.
 func defaultNewCampaignForm() newCampaignForm {
+	rc, cb := wire.DefaultRetryConfig, wire.DefaultCircuitBreaker
 	return newCampaignForm{
-		MaxConcurrency: "10",
-		RetryEnabled:   true, MaxRetries: "1", RetryDelay: "120", RetryOnBusy: true, RetryOnNoAnswer: true,
-		Slots:            []slotRow{{Days: [7]bool{true, true, true, true, true}, Start: "09:00", End: "17:00"}},
-		FailureThreshold: "0.5", WindowSeconds: "120", MinCalls: "5",
+		MaxConcurrency: strconv.Itoa(wire.DefaultMaxConcurrency),
+		RetryEnabled:   rc.Enabled, MaxRetries: strconv.Itoa(rc.MaxRetries), RetryDelay: strconv.Itoa(rc.RetryDelaySeconds),
+		RetryOnBusy: rc.RetryOnBusy, RetryOnNoAnswer: rc.RetryOnNoAnswer, RetryOnVoicemail: rc.RetryOnVoicemail,
+		Slots:          []slotRow{{Days: [7]bool{true, true, true, true, true}, Start: "09:00", End: "17:00"}},
+		BreakerEnabled: cb.Enabled, FailureThreshold: strconv.FormatFloat(cb.FailureThreshold, 'f', -1, 64),
+		WindowSeconds: strconv.Itoa(cb.WindowSeconds), MinCalls: strconv.Itoa(cb.MinCallsInWindow),
 		Start: true,
 	}
 }
@@ -140,7 +146,7 @@ func parseNewCampaignForm(v url.Values, probs *ncProblems) newCampaignForm {
 	}
 	sort.Ints(idx)
 	if len(idx) > maxSlotRows {
-		probs.add("slots", "At most 50 rows of hours; remove some.")
+		probs.add("slots", fmt.Sprintf("At most %d rows of hours; remove some.", maxSlotRows))
 		idx = idx[:maxSlotRows]
 	}
 	for _, i := range idx {

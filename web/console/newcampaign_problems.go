@@ -2,9 +2,10 @@ package console
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/outdial/outdial/web/wire"
 )
 
 // Where the new-campaign page shows each problem of a failed create: the
@@ -92,7 +93,7 @@ var ncFieldOfLoc = map[string]string{
 
 // placeAPIProblems places a create's 422 entries: rowOf maps each slot the
 // body sent to its row in f.Slots.
-func (p *ncProblems) placeAPIProblems(list []apiProblem, f *newCampaignForm, rowOf []int) {
+func (p *ncProblems) placeAPIProblems(list []wire.Problem, f *newCampaignForm, rowOf []int) {
 	for _, pr := range list {
 		msg := ncText(pr.Msg)
 		loc := pr.Loc
@@ -175,32 +176,13 @@ func ncText(msg string) string {
 	return msg
 }
 
-// variableEmptyMsg reads the column of a variable_empty message
-// (docs/api.md 3.3: "column first_name is empty but the workflow uses
-// {{first_name}}").
-var variableEmptyMsg = regexp.MustCompile(`^(?:Value error, )?column (.+) is empty but the workflow uses \{\{`)
-
 // csvProblemOf turns a problem of the contacts file into a table row: the row
-// of its loc, the column its type (or message) is about, the cell.
-func csvProblemOf(pr apiProblem, loc []any, msg string) csvProblem {
-	out := csvProblem{Problem: msg}
+// of its loc, the column the API says it is about, the cell.
+func csvProblemOf(pr wire.Problem, loc []any, msg string) csvProblem {
+	out := csvProblem{Problem: msg, Column: pr.Column}
 	if len(loc) >= 3 && loc[1] == "row" {
 		if n, ok := ncLocIndex(loc[2]); ok {
 			out.Row = int64(n)
-		}
-	}
-	switch pr.Type {
-	case "phone_invalid", "phone_missing", "phone_duplicate", "csv_no_phone_column":
-		out.Column = "phone_number"
-	case "timezone_invalid":
-		out.Column = "timezone"
-	case "variable_empty":
-		if m := variableEmptyMsg.FindStringSubmatch(pr.Msg); m != nil {
-			out.Column = m[1]
-		}
-	case "template_variable_missing":
-		if s, ok := pr.Input.(string); ok {
-			out.Column = s
 		}
 	}
 	if out.Row > 0 && pr.Type != "csv_invalid" {

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/outdial/outdial/web/wire"
 )
 
 // route is one console route.
@@ -31,19 +33,6 @@ type route struct {
 // handlerFunc serves one console route. s is the signed-in session (nil
 // only on a public route).
 type handlerFunc func(c *Console, w http.ResponseWriter, r *http.Request, s *session) error
-
-// registry holds every registered route, in registration order.
-var registry []route
-
-// register adds a route to the console; page files call it from init.
-func register(rt route) {
-	for _, have := range registry {
-		if have.pattern == rt.pattern {
-			panic("console: route " + rt.pattern + " registered twice")
-		}
-	}
-	registry = append(registry, rt)
-}
 
 // navigation is the header's links, in order. A page marks its own with
 // the nav argument of render (the entry's Key; "" marks none).
@@ -93,6 +82,18 @@ var templateFuncs = template.FuncMap{
 	"asset":   assetURL,
 	"percent": percent,
 	"ago":     ago,
+	"bound":   bound,
+}
+
+// bound is the API's range of the campaign's number field name (its name
+// in the API, "retry_config.max_retries"), for a number input's min and max
+// attributes; a name without one stops the page with an error.
+func bound(name string) (wire.Bound, error) {
+	b, ok := wire.Bounds()[name]
+	if !ok {
+		return b, fmt.Errorf("no range for the campaign field %q", name)
+	}
+	return b, nil
 }
 
 // mustParseTemplates parses templates/layout.html with each other

@@ -15,13 +15,6 @@ import (
 // signInPath is the sign-in page.
 const signInPath = Prefix + "sign-in"
 
-func init() {
-	register(route{pattern: "GET " + signInPath, public: true, handle: signInPage})
-	register(route{pattern: "POST " + signInPath, public: true, handle: signIn})
-	register(route{pattern: "GET " + signInPath + "/link", public: true, handle: signInLink})
-	register(route{pattern: "POST " + Prefix + "sign-out", handle: signOut})
-}
-
 // signInForm is the data of signin.html.
 type signInForm struct {
 	Next  string

@@ -19,13 +19,6 @@ import (
 // suppressionsPageSize is how many entries a page of the list shows.
 const suppressionsPageSize = 50
 
-func init() {
-	register(route{pattern: "GET " + Prefix + "suppressions", handle: suppressionsList})
-	register(route{pattern: "POST " + Prefix + "suppressions", handle: suppressionsAdd})
-	register(route{pattern: "POST " + Prefix + "suppressions/import", handle: suppressionsImport})
-	register(route{pattern: "POST " + Prefix + "suppressions/{id}/delete", handle: suppressionDelete})
-}
-
 // suppressionJSON is one entry of the API's list.
 type suppressionJSON struct {
 	ID          int64   `json:"id"`

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/outdial/outdial/web/wire"
 )
 
 // Telephony configurations (API.md 2, docs/api.md 2): the list with the
@@ -16,32 +18,8 @@ import (
 // in process and answers 303 back to a page (a failed one renders the form
 // again with the API's problems beside their fields).
 
-func init() {
-	register(route{pattern: "GET " + Prefix + "telephony", handle: telephonyList})
-	register(route{pattern: "GET " + Prefix + "telephony/new", handle: telephonyNew})
-	register(route{pattern: "POST " + Prefix + "telephony/new", handle: telephonyCreate})
-	register(route{pattern: "GET " + Prefix + "telephony/{id}", handle: telephonyEdit})
-	register(route{pattern: "POST " + Prefix + "telephony/{id}", handle: telephonyUpdate})
-	register(route{pattern: "POST " + Prefix + "telephony/{id}/default", handle: telephonyDefault})
-	register(route{pattern: "GET " + Prefix + "telephony/{id}/delete", handle: telephonyDeleteConfirm})
-	register(route{pattern: "POST " + Prefix + "telephony/{id}/delete", handle: telephonyDelete})
-}
-
 // configsAPI is the API's path of the telephony configurations.
 const configsAPI = "/api/v1/organizations/telephony-configs"
-
-// telephonyConfigJSON is the API's telephony configuration (the list form
-// has no credentials).
-type telephonyConfigJSON struct {
-	ID                int64          `json:"id"`
-	Name              string         `json:"name"`
-	Provider          string         `json:"provider"`
-	IsDefaultOutbound bool           `json:"is_default_outbound"`
-	Credentials       map[string]any `json:"credentials"`
-	PhoneNumberCount  int64          `json:"phone_number_count"`
-	CreatedAt         string         `json:"created_at"`
-	UpdatedAt         string         `json:"updated_at"`
-}
 
 // telephonyNotices are the messages a page shows after a change, by the
 // notice query parameter of the redirect that follows it.
@@ -57,7 +35,7 @@ var telephonyNotices = map[string]string{
 
 // configRow is one configuration of the list.
 type configRow struct {
-	telephonyConfigJSON
+	wire.TelephonyConfigItem
 	ProviderName string
 }
 
@@ -74,15 +52,13 @@ func telephonyList(c *Console, w http.ResponseWriter, r *http.Request, s *sessio
 	if err != nil {
 		return err
 	}
-	var page struct {
-		Configurations []telephonyConfigJSON `json:"configurations"`
-	}
+	var page wire.TelephonyConfigList
 	if err := api.get(configsAPI, &page); err != nil {
 		return err
 	}
 	data := configList{Notice: telephonyNotices[r.URL.Query().Get("notice")]}
 	for _, cfg := range page.Configurations {
-		row := configRow{telephonyConfigJSON: cfg, ProviderName: cfg.Provider}
+		row := configRow{TelephonyConfigItem: cfg, ProviderName: cfg.Provider}
 		if p, ok := findProvider(providers, cfg.Provider); ok {
 			row.ProviderName = p.DisplayName
 		}
@@ -131,7 +107,7 @@ func telephonyCreate(c *Console, w http.ResponseWriter, r *http.Request, s *sess
 	status := http.StatusUnprocessableEntity
 	if known {
 		body := map[string]any{"name": name, "is_default_outbound": isDefault, "config": configBody(p, r.PostForm, true)}
-		var out telephonyConfigJSON
+		var out wire.TelephonyConfig
 		err := api.do(http.MethodPost, configsAPI, body, &out)
 		if err == nil {
 			http.Redirect(w, r, fmt.Sprintf("%stelephony/%d?notice=created", Prefix, out.ID), http.StatusSeeOther)
@@ -190,8 +166,8 @@ func pathID(r *http.Request, name string) (id int64, ok bool) {
 func configPath(id int64) string { return configsAPI + "/" + strconv.FormatInt(id, 10) }
 
 // loadConfig fetches configuration id and its provider.
-func loadConfig(api apiClient, id int64) (telephonyConfigJSON, providerJSON, error) {
-	var cfg telephonyConfigJSON
+func loadConfig(api apiClient, id int64) (wire.TelephonyConfig, providerJSON, error) {
+	var cfg wire.TelephonyConfig
 	if err := api.get(configPath(id), &cfg); err != nil {
 		return cfg, providerJSON{}, err
 	}
@@ -230,7 +206,7 @@ func telephonyEdit(c *Console, w http.ResponseWriter, r *http.Request, s *sessio
 
 // renderEdit renders the edit page of cfg with form, and the phone numbers
 // section with the add form nf.
-func (c *Console) renderEdit(w http.ResponseWriter, r *http.Request, s *session, status int, cfg telephonyConfigJSON, form configForm, nf numberForm) error {
+func (c *Console) renderEdit(w http.ResponseWriter, r *http.Request, s *session, status int, cfg wire.TelephonyConfig, form configForm, nf numberForm) error {
 	numbers, err := listNumbers(c.api(r, s), cfg.ID)
 	if err != nil {
 		return err
@@ -295,7 +271,7 @@ type confirmPage struct {
 }
 
 // deleteConfigConfirm is the confirmation page of deleting cfg.
-func deleteConfigConfirm(cfg telephonyConfigJSON) confirmPage {
+func deleteConfigConfirm(cfg wire.TelephonyConfig) confirmPage {
 	msg := fmt.Sprintf("The configuration %q will be deleted", cfg.Name)
 	if cfg.PhoneNumberCount > 0 {
 		msg += fmt.Sprintf(" with its phone numbers (%d active)", cfg.PhoneNumberCount)
@@ -311,7 +287,7 @@ func telephonyDeleteConfirm(c *Console, w http.ResponseWriter, r *http.Request, 
 	if !ok {
 		return c.noSuchConfig(w, r, s)
 	}
-	var cfg telephonyConfigJSON
+	var cfg wire.TelephonyConfig
 	if err := c.api(r, s).get(configPath(id), &cfg); err != nil {
 		return err
 	}
@@ -326,7 +302,7 @@ func telephonyDelete(c *Console, w http.ResponseWriter, r *http.Request, s *sess
 		return c.noSuchConfig(w, r, s)
 	}
 	api := c.api(r, s)
-	var cfg telephonyConfigJSON
+	var cfg wire.TelephonyConfig
 	if err := api.get(configPath(id), &cfg); err != nil {
 		return err
 	}

@@ -4,36 +4,18 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/outdial/outdial/web/wire"
 )
 
 // A configuration's phone numbers (docs/api.md 2.9), on its edit page: the
 // list, the add form, activate/deactivate, the default caller id, and
 // deletion behind a confirmation page.
 
-func init() {
-	register(route{pattern: "POST " + Prefix + "telephony/{id}/numbers", handle: numberAdd})
-	register(route{pattern: "POST " + Prefix + "telephony/{id}/numbers/{nid}", handle: numberChange})
-	register(route{pattern: "GET " + Prefix + "telephony/{id}/numbers/{nid}/delete", handle: numberDeleteConfirm})
-	register(route{pattern: "POST " + Prefix + "telephony/{id}/numbers/{nid}/delete", handle: numberDelete})
-}
-
-// phoneNumberJSON is the API's phone number record.
-type phoneNumberJSON struct {
-	ID                int64   `json:"id"`
-	Address           string  `json:"address"`
-	AddressNormalized string  `json:"address_normalized"`
-	AddressType       string  `json:"address_type"`
-	CountryCode       *string `json:"country_code"`
-	Label             *string `json:"label"`
-	IsActive          bool    `json:"is_active"`
-	IsDefaultCallerID bool    `json:"is_default_caller_id"`
-	CreatedAt         string  `json:"created_at"`
-}
-
 // numbersSection is the phone numbers part of the edit page.
 type numbersSection struct {
 	ConfigID int64
-	Numbers  []phoneNumberJSON
+	Numbers  []wire.PhoneNumber
 	Add      numberForm
 }
 
@@ -56,10 +38,8 @@ func editPath(id int64, notice string) string {
 }
 
 // listNumbers fetches configuration id's phone numbers.
-func listNumbers(api apiClient, id int64) ([]phoneNumberJSON, error) {
-	var out struct {
-		PhoneNumbers []phoneNumberJSON `json:"phone_numbers"`
-	}
+func listNumbers(api apiClient, id int64) ([]wire.PhoneNumber, error) {
+	var out wire.PhoneNumberList
 	err := api.get(numbersPath(id), &out)
 	return out.PhoneNumbers, err
 }
@@ -147,22 +127,22 @@ func (c *Console) noSuchNumber(w http.ResponseWriter, r *http.Request, s *sessio
 
 // findNumber fetches phone number nid of configuration id; ok is false when
 // the configuration has no such number.
-func findNumber(api apiClient, id, nid int64) (phoneNumberJSON, bool, error) {
+func findNumber(api apiClient, id, nid int64) (wire.PhoneNumber, bool, error) {
 	list, err := listNumbers(api, id)
 	if err != nil {
-		return phoneNumberJSON{}, false, err
+		return wire.PhoneNumber{}, false, err
 	}
 	for _, n := range list {
 		if n.ID == nid {
 			return n, true, nil
 		}
 	}
-	return phoneNumberJSON{}, false, nil
+	return wire.PhoneNumber{}, false, nil
 }
 
 // deleteNumberConfirm is the confirmation page of deleting number n of
 // configuration id.
-func deleteNumberConfirm(id int64, n phoneNumberJSON) confirmPage {
+func deleteNumberConfirm(id int64, n wire.PhoneNumber) confirmPage {
 	return confirmPage{Heading: "Delete " + n.AddressNormalized + "?",
 		Message: fmt.Sprintf("The phone number %s will be deleted from this configuration; campaigns no longer call from it.", n.AddressNormalized),
 		Action:  fmt.Sprintf("%stelephony/%d/numbers/%d/delete", Prefix, id, n.ID), Button: "Delete phone number",

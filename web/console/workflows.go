@@ -16,17 +16,6 @@ import (
 // workflowsPath is the workflows list; a workflow's editor is under it.
 const workflowsPath = Prefix + "workflows"
 
-func init() {
-	register(route{pattern: "GET " + workflowsPath, handle: workflowsPage})
-	register(route{pattern: "GET " + workflowsPath + "/new", handle: workflowNewPage})
-	register(route{pattern: "POST " + workflowsPath + "/new", handle: workflowCreate})
-	register(route{pattern: "GET " + workflowsPath + "/{id}", handle: workflowEditPage})
-	register(route{pattern: "POST " + workflowsPath + "/{id}", handle: workflowUpdate})
-	register(route{pattern: "POST " + workflowsPath + "/{id}/validate", handle: workflowValidate})
-	register(route{pattern: "GET " + workflowsPath + "/{id}/delete", handle: workflowDeletePage})
-	register(route{pattern: "POST " + workflowsPath + "/{id}/delete", handle: workflowDelete})
-}
-
 // workflowItem is an entry of the API's workflow list.
 type workflowItem struct {
 	ID        int64  `json:"id"`

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/outdial/outdial/web/wire"
 )
 
 // The workflow definition editor: one page for a new workflow
@@ -220,7 +222,7 @@ func saveWorkflow(c *Console, w http.ResponseWriter, r *http.Request, s *session
 // addAPIProblems puts a 422's problems on the editor: the name's and the
 // definition's beside those fields, the others (a node's or an edge's
 // place inside the definition) in the list.
-func (ed *workflowEditor) addAPIProblems(problems []apiProblem) {
+func (ed *workflowEditor) addAPIProblems(problems []wire.Problem) {
 	for _, p := range problems {
 		loc := make([]string, len(p.Loc))
 		for i, l := range p.Loc {
