@@ -22,7 +22,7 @@ func newAPIKey() *cobra.Command {
 			org, _ := c.Flags().GetString("org")
 			name, _ := c.Flags().GetString("name")
 			return withDB(c, func(ctx context.Context, db *store.DB) error {
-				k, key, err := db.CreateAPIKey(ctx, org, name)
+				k, key, err := db.CreateAPIKey(ctx, org, name, store.RoleAdmin)
 				if err != nil {
 					return err
 				}
