@@ -21,12 +21,17 @@ func newAPIKey() *cobra.Command {
 		RunE: func(c *cobra.Command, _ []string) error {
 			org, _ := c.Flags().GetString("org")
 			name, _ := c.Flags().GetString("name")
+			roleName, _ := c.Flags().GetString("role")
+			role, err := parseRoleFlag(roleName)
+			if err != nil {
+				return err
+			}
 			return withDB(c, func(ctx context.Context, db *store.DB) error {
-				k, key, err := db.CreateAPIKey(ctx, org, name)
+				k, key, err := db.CreateAPIKey(ctx, org, name, role)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(c.OutOrStdout(), "created api key %d for organization %q (id %d)\n", k.ID, k.OrganizationName, k.OrganizationID)
+				fmt.Fprintf(c.OutOrStdout(), "created api key %d (role %s) for organization %q (id %d)\n", k.ID, k.Role, k.OrganizationName, k.OrganizationID)
 				fmt.Fprintln(c.OutOrStdout(), key.Reveal())
 				return nil
 			})
@@ -34,6 +39,7 @@ func newAPIKey() *cobra.Command {
 	}
 	create.Flags().String("org", "", "organization name (created on first use)")
 	create.Flags().String("name", "", "label of the key")
+	create.Flags().String("role", string(store.RoleAdmin), "what the key may do: admin, operator or viewer")
 	_ = create.MarkFlagRequired("org")
 
 	list := &cobra.Command{
@@ -47,13 +53,13 @@ func newAPIKey() *cobra.Command {
 					return err
 				}
 				tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "ID\tORGANIZATION\tNAME\tPREFIX\tCREATED\tREVOKED")
+				fmt.Fprintln(tw, "ID\tORGANIZATION\tNAME\tROLE\tPREFIX\tCREATED\tREVOKED")
 				for _, k := range keys {
 					revoked := "-"
 					if k.RevokedAt != nil {
 						revoked = k.RevokedAt.Format("2006-01-02T15:04:05Z")
 					}
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%s…\t%s\t%s\n", k.ID, k.OrganizationName, k.Name, k.Prefix,
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s…\t%s\t%s\n", k.ID, k.OrganizationName, k.Name, k.Role, k.Prefix,
 						k.CreatedAt.Format("2006-01-02T15:04:05Z"), revoked)
 				}
 				return tw.Flush()

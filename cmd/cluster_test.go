@@ -48,7 +48,7 @@ func openAt(t *testing.T, location string, key []byte) *store.DB {
 func sealOne(t *testing.T, db *store.DB) {
 	t.Helper()
 	ctx := context.Background()
-	k, _, err := db.CreateAPIKey(ctx, "acme", "")
+	k, _, err := db.CreateAPIKey(ctx, "acme", "", store.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}

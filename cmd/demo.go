@@ -134,7 +134,7 @@ func demoDataDir(dir string) (_ string, remove func(), err error) {
 // starts its campaign through the API, creates a sign-in link for the key
 // and prints what runs and where.
 func demoStart(ctx context.Context, out io.Writer, svc *service, sim *demoCarrier, dir string, temporary bool) error {
-	k, key, err := svc.db.CreateAPIKey(ctx, demoOrg, "demo")
+	k, key, err := svc.db.CreateAPIKey(ctx, demoOrg, "demo", store.RoleAdmin)
 	if err != nil {
 		return err
 	}

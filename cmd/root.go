@@ -62,7 +62,7 @@ func newRoot() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().String("data", "./outdial-data", "data directory: SQLite database, object store, secret key")
-	root.AddCommand(newServe(), newDemo(), newAPIKey(), newBackup(), newVersion(), newMigrate(), newDoctor(), newCopyData())
+	root.AddCommand(newServe(), newDemo(), newAPIKey(), newUser(), newBackup(), newVersion(), newMigrate(), newDoctor(), newCopyData())
 	return root
 }
 

@@ -35,6 +35,7 @@ func addServiceFlags(f *pflag.FlagSet) {
 	f.String("agent-url", "", "websocket URL of the voice-agent runtime answered calls connect to")
 	addWorkflowLimitFlags(f)
 	addLimitFlags(f)
+	addAuditFlags(f)
 	addMetricsFlags(f)
 	addLogFlags(f) // --log-level, --log-format (logging.go)
 }
@@ -154,6 +155,9 @@ func startService(ctx context.Context, f *pflag.FlagSet, o serviceOptions) (_ *s
 	objs.webConfig(&cfg)
 	lim, err := setupLimits(ctx, f, dataDir, &cfg, db, objs.store, log)
 	if err != nil {
+		return nil, err
+	}
+	if err := startAuditRetention(ctx, f, db, log); err != nil {
 		return nil, err
 	}
 	handler := web.New(cfg)

@@ -166,7 +166,7 @@ func TestDiagnoseDraftCancelledNotFound(t *testing.T) {
 	checkReason(t, d.Reasons[0], -1, time.Time{}, "cancelled")
 
 	ctx := context.Background()
-	other, _, err := h.db.CreateAPIKey(ctx, "other", "test")
+	other, _, err := h.db.CreateAPIKey(ctx, "other", "test", store.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -193,7 +193,7 @@ func newProviderHarness(t *testing.T, p providerSim, opts ...harnessOption) *har
 		p.Close()
 		db.Close()
 	})
-	k, _, err := db.CreateAPIKey(ctx, "acme", "test")
+	k, _, err := db.CreateAPIKey(ctx, "acme", "test", store.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}

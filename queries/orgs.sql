@@ -8,8 +8,34 @@ INSERT INTO organizations (name, created_at) VALUES (@name, @created_at)
 ON CONFLICT (name) DO NOTHING RETURNING *;
 
 -- name: CreateAPIKey :one
-INSERT INTO api_keys (organization_id, name, prefix, key_hash, created_at)
-VALUES (@organization_id, @name, @prefix, @key_hash, @created_at) RETURNING *;
+INSERT INTO api_keys (organization_id, name, prefix, key_hash, created_at, role)
+VALUES (@organization_id, @name, @prefix, @key_hash, @created_at, @role) RETURNING *;
+
+-- name: GetOrganizationByID :one
+SELECT * FROM organizations WHERE id = @id;
+
+-- name: ListOrgAPIKeys :many
+-- An organization's keys not revoked, oldest first.
+SELECT * FROM api_keys WHERE organization_id = @organization_id AND revoked_at IS NULL ORDER BY id;
+
+-- name: RevokeOrgAPIKey :execrows
+UPDATE api_keys SET revoked_at = @revoked_at
+WHERE id = @id AND organization_id = @organization_id AND revoked_at IS NULL;
+
+-- name: DeleteAPIKeySessions :execrows
+DELETE FROM console_sessions WHERE api_key_id = @api_key_id;
+
+-- name: TouchAPIKey :exec
+-- Records a key's use at most once per interval: stale_before is now minus
+-- the interval.
+UPDATE api_keys SET last_used_at = sqlc.arg(now)
+WHERE id = sqlc.arg(id) AND (last_used_at IS NULL OR last_used_at <= sqlc.arg(stale_before));
+
+-- name: GetOrganizationSecurity :one
+SELECT require_totp FROM organizations WHERE id = @id;
+
+-- name: SetOrganizationRequireTOTP :execrows
+UPDATE organizations SET require_totp = @require_totp WHERE id = @id;
 
 -- name: ListAPIKeys :many
 SELECT api_keys.*, organizations.name AS organization_name
@@ -23,6 +49,6 @@ UPDATE api_keys SET revoked_at = @revoked_at WHERE id = @id AND revoked_at IS NU
 SELECT * FROM api_keys WHERE id = @id;
 
 -- name: AuthenticateAPIKey :one
-SELECT api_keys.id, api_keys.organization_id
+SELECT api_keys.id, api_keys.organization_id, api_keys.name, api_keys.role, api_keys.last_used_at
 FROM api_keys WHERE key_hash = @key_hash AND revoked_at IS NULL;
 

@@ -15,7 +15,7 @@ var apiKeyRe = regexp.MustCompile(`^odk_[A-Za-z0-9_-]{43}$`)
 func TestAPIKeys(t *testing.T) {
 	ctx := context.Background()
 	db := newDB(t)
-	k1, s1, err := db.CreateAPIKey(ctx, "  acme  ", "ci")
+	k1, s1, err := db.CreateAPIKey(ctx, "  acme  ", "ci", store.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,11 +26,11 @@ func TestAPIKeys(t *testing.T) {
 		t.Fatalf("record = %+v", k1)
 	}
 	// Same organization on second use; a new organization otherwise.
-	k2, s2, err := db.CreateAPIKey(ctx, "acme", "")
+	k2, s2, err := db.CreateAPIKey(ctx, "acme", "", store.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k3, s3, err := db.CreateAPIKey(ctx, "other", "")
+	k3, s3, err := db.CreateAPIKey(ctx, "other", "", store.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestAPIKeys(t *testing.T) {
 	}
 
 	for _, org := range []string{"", "   "} {
-		if _, _, err := db.CreateAPIKey(ctx, org, ""); store.ErrorCode(err) != store.EINVALID {
+		if _, _, err := db.CreateAPIKey(ctx, org, "", store.RoleAdmin); store.ErrorCode(err) != store.EINVALID {
 			t.Errorf("org %q: err = %v, want EINVALID", org, err)
 		}
 	}
@@ -114,7 +114,7 @@ func TestAPIKeyNamesRefuseControlCharacters(t *testing.T) {
 		{"acme\u202Eevil", ""}, {"\u2066acme\u2069", ""}, {"ac\u200Bme", ""}, {"\uFEFFacme", ""},
 		{"acme", "ci\u202E"}, {"acme", "ci\u200F"}, {"acme", "ci\u061C"}, {"acme", "ci\u2028"},
 	} {
-		if _, _, err := db.CreateAPIKey(ctx, tt.org, tt.name); store.ErrorCode(err) != store.EINVALID {
+		if _, _, err := db.CreateAPIKey(ctx, tt.org, tt.name, store.RoleAdmin); store.ErrorCode(err) != store.EINVALID {
 			t.Errorf("CreateAPIKey(%q, %q) = %v, want EINVALID", tt.org, tt.name, err)
 		}
 	}
@@ -123,7 +123,7 @@ func TestAPIKeyNamesRefuseControlCharacters(t *testing.T) {
 		t.Fatalf("keys after refused creates = %v, %v; want none", keys, err)
 	}
 	// Other Unicode is fine.
-	if _, _, err := db.CreateAPIKey(ctx, "Café 東京", "ключ 🔑 👩\u200D💻 می\u200Cخواهم"); err != nil {
+	if _, _, err := db.CreateAPIKey(ctx, "Café 東京", "ключ 🔑 👩\u200D💻 می\u200Cخواهم", store.RoleAdmin); err != nil {
 		t.Fatalf("CreateAPIKey with Unicode names: %v", err)
 	}
 }

@@ -47,7 +47,7 @@ func sourceFiles(t *testing.T, path string) map[string][]byte {
 func TestBackupCopiesLiveDatabase(t *testing.T) {
 	ctx := context.Background()
 	src := newSQLiteDB(t)
-	k, apiKey, err := src.CreateAPIKey(ctx, "acme", "")
+	k, apiKey, err := src.CreateAPIKey(ctx, "acme", "", store.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestBackupOfClosedDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := db.CreateAPIKey(ctx, "acme", ""); err != nil {
+	if _, _, err := db.CreateAPIKey(ctx, "acme", "", store.RoleAdmin); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -176,7 +176,7 @@ func TestBackupOfClosedDatabase(t *testing.T) {
 // SQLite-specific: backs up the database file (VACUUM INTO).
 func TestBackupRefusesExisting(t *testing.T) {
 	src := newSQLiteDB(t)
-	if _, _, err := src.CreateAPIKey(context.Background(), "acme", ""); err != nil {
+	if _, _, err := src.CreateAPIKey(context.Background(), "acme", "", store.RoleAdmin); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -243,7 +243,7 @@ func TestBackupRefusesExisting(t *testing.T) {
 // SQLite-specific: backs up the database file (VACUUM INTO).
 func TestBackupLeavesNothingOnError(t *testing.T) {
 	src := newSQLiteDB(t)
-	if _, _, err := src.CreateAPIKey(context.Background(), "acme", ""); err != nil {
+	if _, _, err := src.CreateAPIKey(context.Background(), "acme", "", store.RoleAdmin); err != nil {
 		t.Fatal(err)
 	}
 	garbage := filepath.Join(t.TempDir(), "garbage.db")

@@ -51,13 +51,13 @@ func newCopySource(t *testing.T) *copySource {
 		}
 	}
 
-	k, key, err := db.CreateAPIKey(ctx, "acme", "main")
+	k, key, err := db.CreateAPIKey(ctx, "acme", "main", store.RoleAdmin)
 	must(err)
 	s.orgA, s.apiKey, s.apiKeyID = k.OrganizationID, key.Reveal(), k.ID
-	old, _, err := db.CreateAPIKey(ctx, "acme", "old")
+	old, _, err := db.CreateAPIKey(ctx, "acme", "old", store.RoleAdmin)
 	must(err)
 	must(db.RevokeAPIKey(ctx, old.ID))
-	kb, _, err := db.CreateAPIKey(ctx, "beta", "")
+	kb, _, err := db.CreateAPIKey(ctx, "beta", "", store.RoleAdmin)
 	must(err)
 	s.orgB = kb.OrganizationID
 
@@ -163,6 +163,18 @@ func newCopySource(t *testing.T) *copySource {
 	must(err)
 	_, err = db.CreateSignInLink(ctx, p, time.Hour)
 	must(err)
+	// A user with a password, a second factor and a session; a failed
+	// sign-in; an audit entry beside the one copied from the policy log.
+	u, _, err := db.CreateUserInOrg(ctx, "acme", "ada@example.com", store.RoleOperator)
+	must(err)
+	must(db.SetPassword(ctx, u.ID, "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA"))
+	must(db.EnableTOTP(ctx, u.ID, "JBSWY3DPEHPK3PXP", [][]byte{[]byte("code-1")}))
+	_, _, err = db.CreateSession(ctx, store.Principal{UserID: u.ID})
+	must(err)
+	must(db.RecordSignInFailure(ctx, "ada@example.com", "192.0.2.1", t0))
+	must(db.RecordAudit(ctx, store.AuditEntry{OrganizationID: s.orgA, ActorType: store.AuditActorUser, ActorID: u.ID,
+		ActorName: u.Email, Action: "campaign.start", Method: "POST", Route: "/api/v1/campaign/{campaign_id}/start",
+		TargetType: "campaign", TargetID: &s.campaign, Status: 200, Address: "192.0.2.1"}))
 	must(db.Close())
 
 	// Every table holds rows: the copy is checked on each.

@@ -139,7 +139,7 @@ WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_posit
 	if err != nil || w.ID <= src.deletedWorkflow {
 		t.Fatalf("new workflow = %+v, %v; want an id above %d (deleted on the single host, never reused)", w, err, src.deletedWorkflow)
 	}
-	k, _, err := db.CreateAPIKey(ctx, "gamma", "")
+	k, _, err := db.CreateAPIKey(ctx, "gamma", "", store.RoleAdmin)
 	if err != nil || k.OrganizationID <= src.orgB {
 		t.Fatalf("new organization = %+v, %v; want an id above %d", k, err, src.orgB)
 	}

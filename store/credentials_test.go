@@ -14,7 +14,7 @@ import (
 func TestLiveCredentials(t *testing.T) {
 	ctx := context.Background()
 	db, clock, p, _ := newSessionDB(t)
-	k2, _, err := db.CreateAPIKey(ctx, "acme", "second")
+	k2, _, err := db.CreateAPIKey(ctx, "acme", "second", store.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func TestClaimCommitIsSynced(t *testing.T) {
 		mu.Unlock()
 		return db.setSynchronous(mode)
 	}
-	k, _, err := db.CreateAPIKey(ctx, "acme", "")
+	k, _, err := db.CreateAPIKey(ctx, "acme", "", RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}

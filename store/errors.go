@@ -12,6 +12,7 @@ const (
 	ENOTFOUND = "not_found" // the resource does not exist in the caller's organization
 	ECONFLICT = "conflict"  // a uniqueness or state rule refuses the change
 	EINVALID  = "invalid"   // the input breaks a rule only the store can check
+	EGONE     = "gone"      // a one-time link that existed but was used or has expired
 )
 
 // Error is a domain error with a code and a message safe to show to the

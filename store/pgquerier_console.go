@@ -29,6 +29,11 @@ func (p pgQuerier) DeleteExpiredSignInLinks(ctx context.Context, expiresAt int64
 	return p.q.DeleteExpiredSignInLinks(ctx, expiresAt)
 }
 
+func (p pgQuerier) DeletePendingConsoleSession(ctx context.Context, arg sqlcdb.DeletePendingConsoleSessionParams) (sqlcdb.DeletePendingConsoleSessionRow, error) {
+	r, err := p.q.DeletePendingConsoleSession(ctx, pgdb.DeletePendingConsoleSessionParams(arg))
+	return sqlcdb.DeletePendingConsoleSessionRow(r), err
+}
+
 func (p pgQuerier) GetConsoleSession(ctx context.Context, arg sqlcdb.GetConsoleSessionParams) (sqlcdb.GetConsoleSessionRow, error) {
 	r, err := p.q.GetConsoleSession(ctx, pgdb.GetConsoleSessionParams(arg))
 	return sqlcdb.GetConsoleSessionRow(r), err

@@ -4,6 +4,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 
 	"github.com/outdial/outdial/store/pgdb"
 	"github.com/outdial/outdial/store/sqlcdb"
@@ -24,14 +25,27 @@ func (p pgQuerier) CreateOrganization(ctx context.Context, arg sqlcdb.CreateOrga
 	return sqlcdb.Organization(r), err
 }
 
+func (p pgQuerier) DeleteAPIKeySessions(ctx context.Context, apiKeyID sql.NullInt64) (int64, error) {
+	return p.q.DeleteAPIKeySessions(ctx, apiKeyID)
+}
+
 func (p pgQuerier) GetAPIKeyByID(ctx context.Context, id int64) (sqlcdb.ApiKey, error) {
 	r, err := p.q.GetAPIKeyByID(ctx, id)
 	return sqlcdb.ApiKey(r), err
 }
 
+func (p pgQuerier) GetOrganizationByID(ctx context.Context, id int64) (sqlcdb.Organization, error) {
+	r, err := p.q.GetOrganizationByID(ctx, id)
+	return sqlcdb.Organization(r), err
+}
+
 func (p pgQuerier) GetOrganizationByName(ctx context.Context, name string) (sqlcdb.Organization, error) {
 	r, err := p.q.GetOrganizationByName(ctx, name)
 	return sqlcdb.Organization(r), err
+}
+
+func (p pgQuerier) GetOrganizationSecurity(ctx context.Context, id int64) (int64, error) {
+	return p.q.GetOrganizationSecurity(ctx, id)
 }
 
 func (p pgQuerier) ListAPIKeys(ctx context.Context) ([]sqlcdb.ListAPIKeysRow, error) {
@@ -46,10 +60,34 @@ func (p pgQuerier) ListAPIKeys(ctx context.Context) ([]sqlcdb.ListAPIKeysRow, er
 	return out, nil
 }
 
+func (p pgQuerier) ListOrgAPIKeys(ctx context.Context, organizationID int64) ([]sqlcdb.ApiKey, error) {
+	rs, err := p.q.ListOrgAPIKeys(ctx, organizationID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sqlcdb.ApiKey, len(rs))
+	for i, r := range rs {
+		out[i] = sqlcdb.ApiKey(r)
+	}
+	return out, nil
+}
+
 func (p pgQuerier) LiveAPIKeyIDs(ctx context.Context, ids []int64) ([]int64, error) {
 	return p.q.LiveAPIKeyIDs(ctx, ids)
 }
 
 func (p pgQuerier) RevokeAPIKey(ctx context.Context, arg sqlcdb.RevokeAPIKeyParams) (int64, error) {
 	return p.q.RevokeAPIKey(ctx, pgdb.RevokeAPIKeyParams(arg))
+}
+
+func (p pgQuerier) RevokeOrgAPIKey(ctx context.Context, arg sqlcdb.RevokeOrgAPIKeyParams) (int64, error) {
+	return p.q.RevokeOrgAPIKey(ctx, pgdb.RevokeOrgAPIKeyParams(arg))
+}
+
+func (p pgQuerier) SetOrganizationRequireTOTP(ctx context.Context, arg sqlcdb.SetOrganizationRequireTOTPParams) (int64, error) {
+	return p.q.SetOrganizationRequireTOTP(ctx, pgdb.SetOrganizationRequireTOTPParams(arg))
+}
+
+func (p pgQuerier) TouchAPIKey(ctx context.Context, arg sqlcdb.TouchAPIKeyParams) error {
+	return p.q.TouchAPIKey(ctx, pgdb.TouchAPIKeyParams(arg))
 }

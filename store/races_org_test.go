@@ -20,7 +20,7 @@ func TestRaceNewOrganization(t *testing.T) {
 		keys := make([]*store.APIKey, 12)
 		errs := make([]error, len(keys))
 		race(len(keys), func(i int) {
-			keys[i], _, errs[i] = nodes[i%2].CreateAPIKey(ctx, org, fmt.Sprint("k", i))
+			keys[i], _, errs[i] = nodes[i%2].CreateAPIKey(ctx, org, fmt.Sprint("k", i), store.RoleAdmin)
 		})
 		for i, err := range errs {
 			if err != nil {

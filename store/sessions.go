@@ -12,10 +12,13 @@ import (
 	"github.com/outdial/outdial/store/sqlcdb"
 )
 
-// The console's sign-in (API.md 14). A session is made from an API key (a
-// pasted one, checked with Authenticate, or a one-time sign-in link made for
-// one) and acts for that key's organization until it has not been used for
-// SessionIdleTimeout, it is deleted (sign-out), or its key is revoked. Its
+// The console's sign-in (API.md 14, 17). A session is made from an API key
+// (a pasted one, checked with Authenticate, or a one-time sign-in link made
+// for one) or for a user (after the caller checked the password and any
+// second factor) and acts for that key's or user's organization, with its
+// role as it is at each lookup, until it has not been used for
+// SessionIdleTimeout, it is deleted (sign-out), its key is revoked, or its
+// user is disabled or deleted. Its
 // token, which the browser keeps in a cookie, and a link's token are stored
 // only as their SHA-256; the session's CSRF token is stored as is (it
 // authenticates nothing without the session token).
@@ -36,6 +39,14 @@ type Session struct {
 	CSRFToken string
 	// ExpiresAt is when the session ends unless it is used before then.
 	ExpiresAt time.Time
+	// SecondFactorPending: the user gave a correct password and must still
+	// give a TOTP or recovery code (CompleteSecondFactor); until then the
+	// session may do nothing else.
+	SecondFactorPending bool
+	// TOTPRequired: the organization requires a second factor and the
+	// user has not turned one on; the user must do that before anything
+	// else. Always false for a key's session.
+	TOTPRequired bool
 }
 
 // newToken returns 32 random bytes as URL-safe base64 (43 characters).
@@ -48,15 +59,30 @@ func newToken() (string, error) {
 }
 
 // CreateSession starts a session for p, whose key the caller has just
-// authenticated (Authenticate), and returns its token, shown once: only its
-// hash is stored. Expired sessions and sign-in links are swept in the same
-// transaction.
+// authenticated (Authenticate), or whose user (p.UserID, with APIKeyID 0)
+// has just given a correct password and any second factor, and returns its
+// token, shown once: only its hash is stored. Expired sessions and sign-in
+// links are swept in the same transaction.
 func (db *DB) CreateSession(ctx context.Context, p Principal) (string, Session, error) {
+	return db.newSession(ctx, p, false)
+}
+
+// CreatePendingSession starts a session for the user p.UserID who gave a
+// correct password and has a second factor to give: the session says
+// SecondFactorPending until CompleteSecondFactor replaces it.
+func (db *DB) CreatePendingSession(ctx context.Context, p Principal) (string, Session, error) {
+	if p.UserID == 0 {
+		return "", Session{}, Errorf(EINVALID, "only a user's session waits for a second factor")
+	}
+	return db.newSession(ctx, p, true)
+}
+
+func (db *DB) newSession(ctx context.Context, p Principal, pending bool) (string, Session, error) {
 	var token string
 	var s Session
 	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
 		var err error
-		token, s, err = createSession(ctx, q, p, db.nowMS())
+		token, s, err = createSession(ctx, q, p, pending, db.nowMS())
 		return err
 	})
 	if err != nil {
@@ -65,9 +91,60 @@ func (db *DB) CreateSession(ctx context.Context, p Principal) (string, Session, 
 	return token, s, nil
 }
 
+// CompleteSecondFactor ends the pending session whose token is token (the
+// caller has just accepted its user's code) and starts a full one in its
+// place, with a new token and CSRF token, in one transaction. A token of
+// no pending session (unknown, expired, already completed) is ENOTFOUND.
+func (db *DB) CompleteSecondFactor(ctx context.Context, token string) (string, Session, error) {
+	var newToken string
+	var s Session
+	err := db.inTx(ctx, func(q sqlcdb.Querier) error {
+		now := db.nowMS()
+		r, err := q.DeletePendingConsoleSession(ctx, sqlcdb.DeletePendingConsoleSessionParams{TokenHash: hashKey(token), Now: now})
+		if errors.Is(err, sql.ErrNoRows) {
+			return Errorf(ENOTFOUND, "session not found")
+		}
+		if err != nil {
+			return fmt.Errorf("complete second factor: %w", err)
+		}
+		u, err := q.GetUserByID(ctx, r.UserID.Int64)
+		if err != nil {
+			return notFound(err, "user", r.UserID.Int64)
+		}
+		if u.Disabled == 1 {
+			return Errorf(ENOTFOUND, "session not found")
+		}
+		newToken, s, err = createSession(ctx, q, Principal{UserID: u.ID}, false, now)
+		return err
+	})
+	if err != nil {
+		return "", Session{}, err
+	}
+	return newToken, s, nil
+}
+
 // createSession inserts a session for p at now (unix ms) and sweeps the
-// expired rows; it runs inside the caller's transaction.
-func createSession(ctx context.Context, q sqlcdb.Querier, p Principal, now int64) (string, Session, error) {
+// expired rows; it runs inside the caller's transaction. The Session
+// returned has the role and name of p's key or user.
+func createSession(ctx context.Context, q sqlcdb.Querier, p Principal, pending bool, now int64) (string, Session, error) {
+	if (p.APIKeyID == 0) == (p.UserID == 0) {
+		return "", Session{}, Errorf(EINVALID, "a session is made for an API key or for a user")
+	}
+	// The session's principal as Session will read it: its role and name
+	// as they are now.
+	if p.UserID != 0 {
+		u, err := q.GetUserByID(ctx, p.UserID)
+		if err != nil {
+			return "", Session{}, notFound(err, "user", p.UserID)
+		}
+		p.OrganizationID, p.Role, p.ActorName = u.OrganizationID, Role(u.Role), u.Email
+	} else {
+		k, err := q.GetAPIKeyByID(ctx, p.APIKeyID)
+		if err != nil {
+			return "", Session{}, notFound(err, "api key", p.APIKeyID)
+		}
+		p.OrganizationID, p.Role, p.ActorName = k.OrganizationID, Role(k.Role), k.Name
+	}
 	if err := sweepSessions(ctx, q, now); err != nil {
 		return "", Session{}, err
 	}
@@ -81,15 +158,19 @@ func createSession(ctx context.Context, q sqlcdb.Querier, p Principal, now int64
 	}
 	expires := now + SessionIdleTimeout.Milliseconds()
 	id, err := q.CreateConsoleSession(ctx, sqlcdb.CreateConsoleSessionParams{
-		TokenHash: hashKey(token), CsrfToken: csrf, ApiKeyID: p.APIKeyID, OrganizationID: p.OrganizationID,
-		CreatedAt: now, LastSeenAt: now, ExpiresAt: expires,
+		TokenHash: hashKey(token), CsrfToken: csrf, ApiKeyID: nullID(p.APIKeyID), UserID: nullID(p.UserID),
+		OrganizationID: p.OrganizationID, CreatedAt: now, LastSeenAt: now, ExpiresAt: expires,
+		SecondFactorPending: boolInt(pending),
 	})
 	if err != nil {
 		return "", Session{}, fmt.Errorf("insert session: %w", err)
 	}
 	p.SessionID = id
-	return token, Session{Principal: p, CSRFToken: csrf, ExpiresAt: fromMS(expires)}, nil
+	return token, Session{Principal: p, CSRFToken: csrf, ExpiresAt: fromMS(expires), SecondFactorPending: pending}, nil
 }
+
+// nullID is id as a nullable column, NULL for 0.
+func nullID(id int64) sql.NullInt64 { return sql.NullInt64{Int64: id, Valid: id != 0} }
 
 // sweepSessions deletes the expired sessions and sign-in links. Both
 // deletes use an index on expires_at, so a sweep that finds nothing costs
@@ -104,8 +185,10 @@ func sweepSessions(ctx context.Context, q sqlcdb.Querier, now int64) error {
 	return nil
 }
 
-// Session returns the session whose token is token: ENOTFOUND when there is
-// none, it has expired, or its API key has been revoked. A session last
+// Session returns the session whose token is token, with its principal's
+// role and name as they are now: ENOTFOUND when there is none, it has
+// expired, its API key has been revoked or its user disabled or deleted.
+// A session last
 // used more than a minute ago is recorded as used now, which moves its
 // expiry to now plus SessionIdleTimeout.
 func (db *DB) Session(ctx context.Context, token string) (Session, error) {
@@ -121,8 +204,10 @@ func (db *DB) Session(ctx context.Context, token string) (Session, error) {
 	if err != nil {
 		return Session{}, fmt.Errorf("get session: %w", err)
 	}
-	s := Session{Principal: Principal{APIKeyID: r.ApiKeyID, OrganizationID: r.OrganizationID, SessionID: r.ID},
-		CSRFToken: r.CsrfToken, ExpiresAt: fromMS(r.ExpiresAt)}
+	s := Session{Principal: Principal{APIKeyID: r.ApiKeyID.Int64, UserID: r.UserID.Int64, OrganizationID: r.OrganizationID,
+		SessionID: r.ID, Role: Role(r.Role), ActorName: r.ActorName},
+		CSRFToken: r.CsrfToken, ExpiresAt: fromMS(r.ExpiresAt),
+		SecondFactorPending: r.SecondFactorPending == 1, TOTPRequired: r.TotpRequired == 1}
 	stale := now - sessionTouchInterval.Milliseconds()
 	if r.LastSeenAt <= stale {
 		expires := now + SessionIdleTimeout.Milliseconds()
@@ -195,7 +280,7 @@ func (db *DB) RedeemSignInLink(ctx context.Context, token string) (string, Sessi
 		if err != nil {
 			return fmt.Errorf("redeem sign-in link: %w", err)
 		}
-		sessionToken, s, err = createSession(ctx, q, Principal{APIKeyID: r.ApiKeyID, OrganizationID: r.OrganizationID}, now)
+		sessionToken, s, err = createSession(ctx, q, Principal{APIKeyID: r.ApiKeyID, OrganizationID: r.OrganizationID}, false, now)
 		return err
 	})
 	if err != nil {

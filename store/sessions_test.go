@@ -22,7 +22,7 @@ func newSessionDB(t *testing.T) (*testDB, *sessionClock, store.Principal, string
 	db := newDB(t)
 	clock := &sessionClock{t: time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)}
 	db.Now = clock.now
-	k, key, err := db.CreateAPIKey(context.Background(), "acme", "console")
+	k, key, err := db.CreateAPIKey(context.Background(), "acme", "console", store.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,7 +83,7 @@ func rawDB(t *testing.T, path string) *sql.DB {
 
 func newOrg(t *testing.T, db *store.DB, name string) int64 {
 	t.Helper()
-	k, _, err := db.CreateAPIKey(context.Background(), name, "")
+	k, _, err := db.CreateAPIKey(context.Background(), name, "", store.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestNoSecretInDatabaseFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, apiKey, err := db.CreateAPIKey(ctx, "org", "k")
+	_, apiKey, err := db.CreateAPIKey(ctx, "org", "k", store.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -499,7 +499,7 @@ func TestNowIsInjected(t *testing.T) {
 	db := newDB(t)
 	at := time.Date(2026, 11, 21, 19, 4, 35, 123456789, time.UTC)
 	db.Now = func() time.Time { return at }
-	k, _, err := db.CreateAPIKey(ctx, "org", "")
+	k, _, err := db.CreateAPIKey(ctx, "org", "", store.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}

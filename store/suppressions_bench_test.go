@@ -109,7 +109,7 @@ func BenchmarkActiveSuppression(b *testing.B) {
 // benchOrg creates an organization (through its first API key).
 func benchOrg(b *testing.B, db *store.DB, name string) int64 {
 	b.Helper()
-	k, _, err := db.CreateAPIKey(context.Background(), name, "")
+	k, _, err := db.CreateAPIKey(context.Background(), name, "", store.RoleAdmin)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"testing"
+
+	"github.com/outdial/outdial/store"
 )
 
 // endpoint is one authenticated route with a request that would succeed for
@@ -37,7 +39,7 @@ func TestAuthRequired(t *testing.T) {
 	nid := id(t, e.createNumber(e.keyA, cid, map[string]any{"address": "+14155552671"}), "id")
 	before := e.a(http.MethodGet, configPath(cid), nil).Raw
 
-	revoked, revokedKey, err := e.db.CreateAPIKey(context.Background(), "org-a", "to revoke")
+	revoked, revokedKey, err := e.db.CreateAPIKey(context.Background(), "org-a", "to revoke", store.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}

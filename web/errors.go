@@ -43,6 +43,8 @@ func errorStatus(code string) int {
 		return http.StatusConflict
 	case store.EINVALID:
 		return http.StatusUnprocessableEntity
+	case store.EGONE:
+		return http.StatusGone
 	}
 	return http.StatusInternalServerError
 }

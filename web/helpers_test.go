@@ -135,11 +135,11 @@ func newEnvOn(t *testing.T, sqlite bool) *testEnv {
 		}
 	})
 	ctx := context.Background()
-	ka, secA, err := e.db.CreateAPIKey(ctx, "org-a", "test a")
+	ka, secA, err := e.db.CreateAPIKey(ctx, "org-a", "test a", store.RoleAdmin)
 	if err != nil {
 		t.Fatalf("create key a: %v", err)
 	}
-	kb, secB, err := e.db.CreateAPIKey(ctx, "org-b", "test b")
+	kb, secB, err := e.db.CreateAPIKey(ctx, "org-b", "test b", store.RoleAdmin)
 	if err != nil {
 		t.Fatalf("create key b: %v", err)
 	}

@@ -50,7 +50,7 @@ func TestEventStreamEndsWithItsCredential(t *testing.T) {
 	cid := ce.newCampaign(s, 1)
 
 	newKey := func(name string) (string, int64) {
-		k, sec, err := ce.db.CreateAPIKey(ctx, "org-a", name)
+		k, sec, err := ce.db.CreateAPIKey(ctx, "org-a", name, store.RoleAdmin)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,7 @@ func TestEventStreamLimits(t *testing.T) {
 	ce := newCampEnv(t, campOpts{engine: true, limits: web.Limits{Streams: web.StreamLimits{PerKey: 2, PerOrg: 3, Total: 5}}})
 	ctx := context.Background()
 	second := func(org string) string {
-		_, sec, err := ce.db.CreateAPIKey(ctx, org, "second")
+		_, sec, err := ce.db.CreateAPIKey(ctx, org, "second", store.RoleAdmin)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/outdial/outdial/store"
 	"github.com/outdial/outdial/store/storetest"
 	"github.com/outdial/outdial/web"
 	"github.com/outdial/outdial/web/console"
@@ -21,7 +22,7 @@ import (
 func tlsServer(t *testing.T, publicURL string) (*httptest.Server, string) {
 	t.Helper()
 	db := storetest.Open(t)
-	_, key, err := db.CreateAPIKey(context.Background(), "acme", "tls test")
+	_, key, err := db.CreateAPIKey(context.Background(), "acme", "tls test", store.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	_, key, err := db.CreateAPIKey(ctx, "bench", "bench")
+	_, key, err := db.CreateAPIKey(ctx, "bench", "bench", store.RoleAdmin)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -117,7 +117,7 @@ func writeSource(data string, n int, attempts bool) string {
 	if err != nil {
 		log.Fatal(err)
 	}
-	k, _, err := db.CreateAPIKey(ctx, "bench", "")
+	k, _, err := db.CreateAPIKey(ctx, "bench", "", store.RoleAdmin)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -21,7 +21,7 @@ const workflow = `{"nodes":[
 // the campaign and its attempts in contact order.
 func (s *service) prepare(ctx context.Context, sc scheme, n int) (int64, []*store.Attempt, error) {
 	db := s.db
-	k, _, err := db.CreateAPIKey(ctx, "bench-"+sc.name, "hookbench")
+	k, _, err := db.CreateAPIKey(ctx, "bench-"+sc.name, "hookbench", store.RoleAdmin)
 	if err != nil {
 		return 0, nil, err
 	}

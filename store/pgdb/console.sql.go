@@ -11,19 +11,23 @@ import (
 )
 
 const createConsoleSession = `-- name: CreateConsoleSession :one
-INSERT INTO console_sessions (token_hash, csrf_token, api_key_id, organization_id, created_at, last_seen_at, expires_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+INSERT INTO console_sessions (token_hash, csrf_token, api_key_id, user_id, organization_id, created_at, last_seen_at,
+                              expires_at, second_factor_pending)
+VALUES ($1, $2, $3, $4, $5, $6, $7,
+        $8, $9)
 RETURNING id
 `
 
 type CreateConsoleSessionParams struct {
-	TokenHash      []byte
-	CsrfToken      string
-	ApiKeyID       int64
-	OrganizationID int64
-	CreatedAt      int64
-	LastSeenAt     int64
-	ExpiresAt      int64
+	TokenHash           []byte
+	CsrfToken           string
+	ApiKeyID            sql.NullInt64
+	UserID              sql.NullInt64
+	OrganizationID      int64
+	CreatedAt           int64
+	LastSeenAt          int64
+	ExpiresAt           int64
+	SecondFactorPending int64
 }
 
 func (q *Queries) CreateConsoleSession(ctx context.Context, arg CreateConsoleSessionParams) (int64, error) {
@@ -31,10 +35,12 @@ func (q *Queries) CreateConsoleSession(ctx context.Context, arg CreateConsoleSes
 		arg.TokenHash,
 		arg.CsrfToken,
 		arg.ApiKeyID,
+		arg.UserID,
 		arg.OrganizationID,
 		arg.CreatedAt,
 		arg.LastSeenAt,
 		arg.ExpiresAt,
+		arg.SecondFactorPending,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -101,12 +107,44 @@ func (q *Queries) DeleteExpiredSignInLinks(ctx context.Context, expiresAt int64)
 	return result.RowsAffected(), nil
 }
 
+const deletePendingConsoleSession = `-- name: DeletePendingConsoleSession :one
+DELETE FROM console_sessions
+WHERE token_hash = $1 AND second_factor_pending = 1 AND expires_at > $2
+RETURNING user_id, organization_id
+`
+
+type DeletePendingConsoleSessionParams struct {
+	TokenHash []byte
+	Now       int64
+}
+
+type DeletePendingConsoleSessionRow struct {
+	UserID         sql.NullInt64
+	OrganizationID int64
+}
+
+// Ends a session waiting for its second factor, returning what the full
+// session that replaces it needs.
+func (q *Queries) DeletePendingConsoleSession(ctx context.Context, arg DeletePendingConsoleSessionParams) (DeletePendingConsoleSessionRow, error) {
+	row := q.db.QueryRow(ctx, deletePendingConsoleSession, arg.TokenHash, arg.Now)
+	var i DeletePendingConsoleSessionRow
+	err := row.Scan(&i.UserID, &i.OrganizationID)
+	return i, err
+}
+
 const getConsoleSession = `-- name: GetConsoleSession :one
-SELECT console_sessions.id, console_sessions.csrf_token, console_sessions.api_key_id,
-       console_sessions.organization_id, console_sessions.last_seen_at, console_sessions.expires_at
-FROM console_sessions JOIN api_keys ON api_keys.id = console_sessions.api_key_id
+SELECT console_sessions.id, console_sessions.csrf_token, console_sessions.api_key_id, console_sessions.user_id,
+       console_sessions.organization_id, console_sessions.last_seen_at, console_sessions.expires_at,
+       console_sessions.second_factor_pending,
+       CAST(COALESCE(users.role, api_keys.role) AS TEXT) AS role,
+       CAST(COALESCE(users.email, api_keys.name) AS TEXT) AS actor_name,
+       CAST(CASE WHEN users.id IS NOT NULL AND users.totp_enabled = 0 AND organizations.require_totp = 1 THEN 1 ELSE 0 END AS BIGINT) AS totp_required
+FROM console_sessions
+JOIN organizations ON organizations.id = console_sessions.organization_id
+LEFT JOIN api_keys ON api_keys.id = console_sessions.api_key_id
+LEFT JOIN users ON users.id = console_sessions.user_id
 WHERE console_sessions.token_hash = $1 AND console_sessions.expires_at > $2
-  AND api_keys.revoked_at IS NULL
+  AND ((api_keys.id IS NOT NULL AND api_keys.revoked_at IS NULL) OR (users.id IS NOT NULL AND users.disabled = 0))
 `
 
 type GetConsoleSessionParams struct {
@@ -115,14 +153,23 @@ type GetConsoleSessionParams struct {
 }
 
 type GetConsoleSessionRow struct {
-	ID             int64
-	CsrfToken      string
-	ApiKeyID       int64
-	OrganizationID int64
-	LastSeenAt     int64
-	ExpiresAt      int64
+	ID                  int64
+	CsrfToken           string
+	ApiKeyID            sql.NullInt64
+	UserID              sql.NullInt64
+	OrganizationID      int64
+	LastSeenAt          int64
+	ExpiresAt           int64
+	SecondFactorPending int64
+	Role                string
+	ActorName           string
+	TotpRequired        int64
 }
 
+// A session not expired whose key is not revoked or whose user is not
+// disabled (a deleted user's sessions are deleted with it), with the role
+// and name of its key or user as they are now, and whether the user must
+// still turn on a second factor the organization requires.
 func (q *Queries) GetConsoleSession(ctx context.Context, arg GetConsoleSessionParams) (GetConsoleSessionRow, error) {
 	row := q.db.QueryRow(ctx, getConsoleSession, arg.TokenHash, arg.Now)
 	var i GetConsoleSessionRow
@@ -130,9 +177,14 @@ func (q *Queries) GetConsoleSession(ctx context.Context, arg GetConsoleSessionPa
 		&i.ID,
 		&i.CsrfToken,
 		&i.ApiKeyID,
+		&i.UserID,
 		&i.OrganizationID,
 		&i.LastSeenAt,
 		&i.ExpiresAt,
+		&i.SecondFactorPending,
+		&i.Role,
+		&i.ActorName,
+		&i.TotpRequired,
 	)
 	return i, err
 }
@@ -140,8 +192,11 @@ func (q *Queries) GetConsoleSession(ctx context.Context, arg GetConsoleSessionPa
 const liveConsoleSessionIDs = `-- name: LiveConsoleSessionIDs :many
 
 SELECT console_sessions.id
-FROM console_sessions JOIN api_keys ON api_keys.id = console_sessions.api_key_id
-WHERE console_sessions.expires_at > $1 AND api_keys.revoked_at IS NULL
+FROM console_sessions
+LEFT JOIN api_keys ON api_keys.id = console_sessions.api_key_id
+LEFT JOIN users ON users.id = console_sessions.user_id
+WHERE console_sessions.expires_at > $1
+  AND ((api_keys.id IS NOT NULL AND api_keys.revoked_at IS NULL) OR (users.id IS NOT NULL AND users.disabled = 0))
   AND console_sessions.id = ANY (CAST($2 AS BIGINT[]))
 `
 
@@ -152,6 +207,7 @@ type LiveConsoleSessionIDsParams struct {
 
 // PostgreSQL queries of console.sql that differ between dialects (see sqlc.yaml).
 // Of the sessions ids, those not expired at now whose key is not revoked
+// or whose user is not disabled
 // (an event stream's credential check; the conditions of GetConsoleSession).
 func (q *Queries) LiveConsoleSessionIDs(ctx context.Context, arg LiveConsoleSessionIDsParams) ([]int64, error) {
 	rows, err := q.db.Query(ctx, liveConsoleSessionIDs, arg.Now, arg.Ids)

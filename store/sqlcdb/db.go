@@ -84,6 +84,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.countActiveCallerIDsStmt, err = db.PrepareContext(ctx, countActiveCallerIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query CountActiveCallerIDs: %w", err)
 	}
+	if q.countRecoveryCodesStmt, err = db.PrepareContext(ctx, countRecoveryCodes); err != nil {
+		return nil, fmt.Errorf("error preparing query CountRecoveryCodes: %w", err)
+	}
 	if q.countUnfinishedCampaignsForConfigStmt, err = db.PrepareContext(ctx, countUnfinishedCampaignsForConfig); err != nil {
 		return nil, fmt.Errorf("error preparing query CountUnfinishedCampaignsForConfig: %w", err)
 	}
@@ -102,8 +105,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.createOrganizationStmt, err = db.PrepareContext(ctx, createOrganization); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateOrganization: %w", err)
 	}
+	if q.createPasswordLinkStmt, err = db.PrepareContext(ctx, createPasswordLink); err != nil {
+		return nil, fmt.Errorf("error preparing query CreatePasswordLink: %w", err)
+	}
 	if q.createSignInLinkStmt, err = db.PrepareContext(ctx, createSignInLink); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateSignInLink: %w", err)
+	}
+	if q.createUserStmt, err = db.PrepareContext(ctx, createUser); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateUser: %w", err)
+	}
+	if q.deleteAPIKeySessionsStmt, err = db.PrepareContext(ctx, deleteAPIKeySessions); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteAPIKeySessions: %w", err)
 	}
 	if q.deleteConsoleSessionStmt, err = db.PrepareContext(ctx, deleteConsoleSession); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteConsoleSession: %w", err)
@@ -117,8 +129,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.deleteHiddenCampaignStmt, err = db.PrepareContext(ctx, deleteHiddenCampaign); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteHiddenCampaign: %w", err)
 	}
+	if q.deletePendingConsoleSessionStmt, err = db.PrepareContext(ctx, deletePendingConsoleSession); err != nil {
+		return nil, fmt.Errorf("error preparing query DeletePendingConsoleSession: %w", err)
+	}
 	if q.deletePhoneNumberStmt, err = db.PrepareContext(ctx, deletePhoneNumber); err != nil {
 		return nil, fmt.Errorf("error preparing query DeletePhoneNumber: %w", err)
+	}
+	if q.deleteRecoveryCodesStmt, err = db.PrepareContext(ctx, deleteRecoveryCodes); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteRecoveryCodes: %w", err)
 	}
 	if q.deleteSuppressionStmt, err = db.PrepareContext(ctx, deleteSuppression); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteSuppression: %w", err)
@@ -126,11 +144,23 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.deleteTelephonyConfigStmt, err = db.PrepareContext(ctx, deleteTelephonyConfig); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteTelephonyConfig: %w", err)
 	}
+	if q.deleteUserStmt, err = db.PrepareContext(ctx, deleteUser); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteUser: %w", err)
+	}
+	if q.deleteUserSessionsStmt, err = db.PrepareContext(ctx, deleteUserSessions); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteUserSessions: %w", err)
+	}
 	if q.deleteWorkflowStmt, err = db.PrepareContext(ctx, deleteWorkflow); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteWorkflow: %w", err)
 	}
+	if q.disableTOTPStmt, err = db.PrepareContext(ctx, disableTOTP); err != nil {
+		return nil, fmt.Errorf("error preparing query DisableTOTP: %w", err)
+	}
 	if q.discardImportStmt, err = db.PrepareContext(ctx, discardImport); err != nil {
 		return nil, fmt.Errorf("error preparing query DiscardImport: %w", err)
+	}
+	if q.enableTOTPStmt, err = db.PrepareContext(ctx, enableTOTP); err != nil {
+		return nil, fmt.Errorf("error preparing query EnableTOTP: %w", err)
 	}
 	if q.expiredAttemptsStmt, err = db.PrepareContext(ctx, expiredAttempts); err != nil {
 		return nil, fmt.Errorf("error preparing query ExpiredAttempts: %w", err)
@@ -189,14 +219,29 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getLeaseStmt, err = db.PrepareContext(ctx, getLease); err != nil {
 		return nil, fmt.Errorf("error preparing query GetLease: %w", err)
 	}
+	if q.getOrganizationByIDStmt, err = db.PrepareContext(ctx, getOrganizationByID); err != nil {
+		return nil, fmt.Errorf("error preparing query GetOrganizationByID: %w", err)
+	}
 	if q.getOrganizationByNameStmt, err = db.PrepareContext(ctx, getOrganizationByName); err != nil {
 		return nil, fmt.Errorf("error preparing query GetOrganizationByName: %w", err)
+	}
+	if q.getOrganizationSecurityStmt, err = db.PrepareContext(ctx, getOrganizationSecurity); err != nil {
+		return nil, fmt.Errorf("error preparing query GetOrganizationSecurity: %w", err)
+	}
+	if q.getPasswordLinkStmt, err = db.PrepareContext(ctx, getPasswordLink); err != nil {
+		return nil, fmt.Errorf("error preparing query GetPasswordLink: %w", err)
 	}
 	if q.getPhoneNumberStmt, err = db.PrepareContext(ctx, getPhoneNumber); err != nil {
 		return nil, fmt.Errorf("error preparing query GetPhoneNumber: %w", err)
 	}
 	if q.getTelephonyConfigStmt, err = db.PrepareContext(ctx, getTelephonyConfig); err != nil {
 		return nil, fmt.Errorf("error preparing query GetTelephonyConfig: %w", err)
+	}
+	if q.getUserStmt, err = db.PrepareContext(ctx, getUser); err != nil {
+		return nil, fmt.Errorf("error preparing query GetUser: %w", err)
+	}
+	if q.getUserByIDStmt, err = db.PrepareContext(ctx, getUserByID); err != nil {
+		return nil, fmt.Errorf("error preparing query GetUserByID: %w", err)
 	}
 	if q.getWorkflowStmt, err = db.PrepareContext(ctx, getWorkflow); err != nil {
 		return nil, fmt.Errorf("error preparing query GetWorkflow: %w", err)
@@ -212,6 +257,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.insertAttemptStmt, err = db.PrepareContext(ctx, insertAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertAttempt: %w", err)
+	}
+	if q.insertAuditEntryStmt, err = db.PrepareContext(ctx, insertAuditEntry); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertAuditEntry: %w", err)
 	}
 	if q.insertCampaignStmt, err = db.PrepareContext(ctx, insertCampaign); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertCampaign: %w", err)
@@ -233,6 +281,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.insertPolicyChangeStmt, err = db.PrepareContext(ctx, insertPolicyChange); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertPolicyChange: %w", err)
+	}
+	if q.insertRecoveryCodeStmt, err = db.PrepareContext(ctx, insertRecoveryCode); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertRecoveryCode: %w", err)
+	}
+	if q.insertSignInFailureStmt, err = db.PrepareContext(ctx, insertSignInFailure); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertSignInFailure: %w", err)
 	}
 	if q.insertStreamLeaseStmt, err = db.PrepareContext(ctx, insertStreamLease); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertStreamLease: %w", err)
@@ -273,6 +327,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listAttemptsByStateStmt, err = db.PrepareContext(ctx, listAttemptsByState); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAttemptsByState: %w", err)
 	}
+	if q.listAuditEntriesStmt, err = db.PrepareContext(ctx, listAuditEntries); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAuditEntries: %w", err)
+	}
 	if q.listCampaignsStmt, err = db.PrepareContext(ctx, listCampaigns); err != nil {
 		return nil, fmt.Errorf("error preparing query ListCampaigns: %w", err)
 	}
@@ -281,6 +338,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.listLogsStmt, err = db.PrepareContext(ctx, listLogs); err != nil {
 		return nil, fmt.Errorf("error preparing query ListLogs: %w", err)
+	}
+	if q.listOrgAPIKeysStmt, err = db.PrepareContext(ctx, listOrgAPIKeys); err != nil {
+		return nil, fmt.Errorf("error preparing query ListOrgAPIKeys: %w", err)
 	}
 	if q.listPhoneNumbersStmt, err = db.PrepareContext(ctx, listPhoneNumbers); err != nil {
 		return nil, fmt.Errorf("error preparing query ListPhoneNumbers: %w", err)
@@ -293,6 +353,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.listTelephonyConfigsStmt, err = db.PrepareContext(ctx, listTelephonyConfigs); err != nil {
 		return nil, fmt.Errorf("error preparing query ListTelephonyConfigs: %w", err)
+	}
+	if q.listUsersStmt, err = db.PrepareContext(ctx, listUsers); err != nil {
+		return nil, fmt.Errorf("error preparing query ListUsers: %w", err)
 	}
 	if q.listWorkflowsStmt, err = db.PrepareContext(ctx, listWorkflows); err != nil {
 		return nil, fmt.Errorf("error preparing query ListWorkflows: %w", err)
@@ -375,6 +438,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.purgeAttemptsStmt, err = db.PrepareContext(ctx, purgeAttempts); err != nil {
 		return nil, fmt.Errorf("error preparing query PurgeAttempts: %w", err)
 	}
+	if q.purgeAuditEntriesStmt, err = db.PrepareContext(ctx, purgeAuditEntries); err != nil {
+		return nil, fmt.Errorf("error preparing query PurgeAuditEntries: %w", err)
+	}
 	if q.purgeContactsStmt, err = db.PrepareContext(ctx, purgeContacts); err != nil {
 		return nil, fmt.Errorf("error preparing query PurgeContacts: %w", err)
 	}
@@ -435,6 +501,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.revokeAPIKeyStmt, err = db.PrepareContext(ctx, revokeAPIKey); err != nil {
 		return nil, fmt.Errorf("error preparing query RevokeAPIKey: %w", err)
 	}
+	if q.revokeOrgAPIKeyStmt, err = db.PrepareContext(ctx, revokeOrgAPIKey); err != nil {
+		return nil, fmt.Errorf("error preparing query RevokeOrgAPIKey: %w", err)
+	}
 	if q.rowsWithTimezoneStmt, err = db.PrepareContext(ctx, rowsWithTimezone); err != nil {
 		return nil, fmt.Errorf("error preparing query RowsWithTimezone: %w", err)
 	}
@@ -447,11 +516,26 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.setNextDialAtStmt, err = db.PrepareContext(ctx, setNextDialAt); err != nil {
 		return nil, fmt.Errorf("error preparing query SetNextDialAt: %w", err)
 	}
+	if q.setOrganizationRequireTOTPStmt, err = db.PrepareContext(ctx, setOrganizationRequireTOTP); err != nil {
+		return nil, fmt.Errorf("error preparing query SetOrganizationRequireTOTP: %w", err)
+	}
 	if q.setRedialedStmt, err = db.PrepareContext(ctx, setRedialed); err != nil {
 		return nil, fmt.Errorf("error preparing query SetRedialed: %w", err)
 	}
+	if q.setTOTPPendingStmt, err = db.PrepareContext(ctx, setTOTPPending); err != nil {
+		return nil, fmt.Errorf("error preparing query SetTOTPPending: %w", err)
+	}
 	if q.setTelephonyConfigCredentialsStmt, err = db.PrepareContext(ctx, setTelephonyConfigCredentials); err != nil {
 		return nil, fmt.Errorf("error preparing query SetTelephonyConfigCredentials: %w", err)
+	}
+	if q.setUserPasswordStmt, err = db.PrepareContext(ctx, setUserPassword); err != nil {
+		return nil, fmt.Errorf("error preparing query SetUserPassword: %w", err)
+	}
+	if q.signInFailuresByAddressStmt, err = db.PrepareContext(ctx, signInFailuresByAddress); err != nil {
+		return nil, fmt.Errorf("error preparing query SignInFailuresByAddress: %w", err)
+	}
+	if q.signInFailuresByEmailStmt, err = db.PrepareContext(ctx, signInFailuresByEmail); err != nil {
+		return nil, fmt.Errorf("error preparing query SignInFailuresByEmail: %w", err)
 	}
 	if q.startCampaignStmt, err = db.PrepareContext(ctx, startCampaign); err != nil {
 		return nil, fmt.Errorf("error preparing query StartCampaign: %w", err)
@@ -461,6 +545,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.sweepNumberCallsStmt, err = db.PrepareContext(ctx, sweepNumberCalls); err != nil {
 		return nil, fmt.Errorf("error preparing query SweepNumberCalls: %w", err)
+	}
+	if q.sweepPasswordLinksStmt, err = db.PrepareContext(ctx, sweepPasswordLinks); err != nil {
+		return nil, fmt.Errorf("error preparing query SweepPasswordLinks: %w", err)
+	}
+	if q.sweepSignInFailuresStmt, err = db.PrepareContext(ctx, sweepSignInFailures); err != nil {
+		return nil, fmt.Errorf("error preparing query SweepSignInFailures: %w", err)
 	}
 	if q.takeLeaseStmt, err = db.PrepareContext(ctx, takeLease); err != nil {
 		return nil, fmt.Errorf("error preparing query TakeLease: %w", err)
@@ -473,6 +563,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.telephonyConfigVersionStmt, err = db.PrepareContext(ctx, telephonyConfigVersion); err != nil {
 		return nil, fmt.Errorf("error preparing query TelephonyConfigVersion: %w", err)
+	}
+	if q.touchAPIKeyStmt, err = db.PrepareContext(ctx, touchAPIKey); err != nil {
+		return nil, fmt.Errorf("error preparing query TouchAPIKey: %w", err)
 	}
 	if q.touchCallerIDStmt, err = db.PrepareContext(ctx, touchCallerID); err != nil {
 		return nil, fmt.Errorf("error preparing query TouchCallerID: %w", err)
@@ -507,11 +600,26 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.updateTelephonyConfigStmt, err = db.PrepareContext(ctx, updateTelephonyConfig); err != nil {
 		return nil, fmt.Errorf("error preparing query UpdateTelephonyConfig: %w", err)
 	}
+	if q.updateUserStmt, err = db.PrepareContext(ctx, updateUser); err != nil {
+		return nil, fmt.Errorf("error preparing query UpdateUser: %w", err)
+	}
 	if q.updateWorkflowStmt, err = db.PrepareContext(ctx, updateWorkflow); err != nil {
 		return nil, fmt.Errorf("error preparing query UpdateWorkflow: %w", err)
 	}
 	if q.uploadSourceUsesStmt, err = db.PrepareContext(ctx, uploadSourceUses); err != nil {
 		return nil, fmt.Errorf("error preparing query UploadSourceUses: %w", err)
+	}
+	if q.usePasswordLinkStmt, err = db.PrepareContext(ctx, usePasswordLink); err != nil {
+		return nil, fmt.Errorf("error preparing query UsePasswordLink: %w", err)
+	}
+	if q.useRecoveryCodeStmt, err = db.PrepareContext(ctx, useRecoveryCode); err != nil {
+		return nil, fmt.Errorf("error preparing query UseRecoveryCode: %w", err)
+	}
+	if q.useTOTPStepStmt, err = db.PrepareContext(ctx, useTOTPStep); err != nil {
+		return nil, fmt.Errorf("error preparing query UseTOTPStep: %w", err)
+	}
+	if q.userForSignInStmt, err = db.PrepareContext(ctx, userForSignIn); err != nil {
+		return nil, fmt.Errorf("error preparing query UserForSignIn: %w", err)
 	}
 	if q.workflowNameTakenStmt, err = db.PrepareContext(ctx, workflowNameTaken); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkflowNameTaken: %w", err)
@@ -621,6 +729,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing countActiveCallerIDsStmt: %w", cerr)
 		}
 	}
+	if q.countRecoveryCodesStmt != nil {
+		if cerr := q.countRecoveryCodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing countRecoveryCodesStmt: %w", cerr)
+		}
+	}
 	if q.countUnfinishedCampaignsForConfigStmt != nil {
 		if cerr := q.countUnfinishedCampaignsForConfigStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing countUnfinishedCampaignsForConfigStmt: %w", cerr)
@@ -651,9 +764,24 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing createOrganizationStmt: %w", cerr)
 		}
 	}
+	if q.createPasswordLinkStmt != nil {
+		if cerr := q.createPasswordLinkStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createPasswordLinkStmt: %w", cerr)
+		}
+	}
 	if q.createSignInLinkStmt != nil {
 		if cerr := q.createSignInLinkStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing createSignInLinkStmt: %w", cerr)
+		}
+	}
+	if q.createUserStmt != nil {
+		if cerr := q.createUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createUserStmt: %w", cerr)
+		}
+	}
+	if q.deleteAPIKeySessionsStmt != nil {
+		if cerr := q.deleteAPIKeySessionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteAPIKeySessionsStmt: %w", cerr)
 		}
 	}
 	if q.deleteConsoleSessionStmt != nil {
@@ -676,9 +804,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing deleteHiddenCampaignStmt: %w", cerr)
 		}
 	}
+	if q.deletePendingConsoleSessionStmt != nil {
+		if cerr := q.deletePendingConsoleSessionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deletePendingConsoleSessionStmt: %w", cerr)
+		}
+	}
 	if q.deletePhoneNumberStmt != nil {
 		if cerr := q.deletePhoneNumberStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing deletePhoneNumberStmt: %w", cerr)
+		}
+	}
+	if q.deleteRecoveryCodesStmt != nil {
+		if cerr := q.deleteRecoveryCodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteRecoveryCodesStmt: %w", cerr)
 		}
 	}
 	if q.deleteSuppressionStmt != nil {
@@ -691,14 +829,34 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing deleteTelephonyConfigStmt: %w", cerr)
 		}
 	}
+	if q.deleteUserStmt != nil {
+		if cerr := q.deleteUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteUserStmt: %w", cerr)
+		}
+	}
+	if q.deleteUserSessionsStmt != nil {
+		if cerr := q.deleteUserSessionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteUserSessionsStmt: %w", cerr)
+		}
+	}
 	if q.deleteWorkflowStmt != nil {
 		if cerr := q.deleteWorkflowStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing deleteWorkflowStmt: %w", cerr)
 		}
 	}
+	if q.disableTOTPStmt != nil {
+		if cerr := q.disableTOTPStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing disableTOTPStmt: %w", cerr)
+		}
+	}
 	if q.discardImportStmt != nil {
 		if cerr := q.discardImportStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing discardImportStmt: %w", cerr)
+		}
+	}
+	if q.enableTOTPStmt != nil {
+		if cerr := q.enableTOTPStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing enableTOTPStmt: %w", cerr)
 		}
 	}
 	if q.expiredAttemptsStmt != nil {
@@ -796,9 +954,24 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getLeaseStmt: %w", cerr)
 		}
 	}
+	if q.getOrganizationByIDStmt != nil {
+		if cerr := q.getOrganizationByIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getOrganizationByIDStmt: %w", cerr)
+		}
+	}
 	if q.getOrganizationByNameStmt != nil {
 		if cerr := q.getOrganizationByNameStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getOrganizationByNameStmt: %w", cerr)
+		}
+	}
+	if q.getOrganizationSecurityStmt != nil {
+		if cerr := q.getOrganizationSecurityStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getOrganizationSecurityStmt: %w", cerr)
+		}
+	}
+	if q.getPasswordLinkStmt != nil {
+		if cerr := q.getPasswordLinkStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getPasswordLinkStmt: %w", cerr)
 		}
 	}
 	if q.getPhoneNumberStmt != nil {
@@ -809,6 +982,16 @@ func (q *Queries) Close() error {
 	if q.getTelephonyConfigStmt != nil {
 		if cerr := q.getTelephonyConfigStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getTelephonyConfigStmt: %w", cerr)
+		}
+	}
+	if q.getUserStmt != nil {
+		if cerr := q.getUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getUserStmt: %w", cerr)
+		}
+	}
+	if q.getUserByIDStmt != nil {
+		if cerr := q.getUserByIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getUserByIDStmt: %w", cerr)
 		}
 	}
 	if q.getWorkflowStmt != nil {
@@ -834,6 +1017,11 @@ func (q *Queries) Close() error {
 	if q.insertAttemptStmt != nil {
 		if cerr := q.insertAttemptStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing insertAttemptStmt: %w", cerr)
+		}
+	}
+	if q.insertAuditEntryStmt != nil {
+		if cerr := q.insertAuditEntryStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertAuditEntryStmt: %w", cerr)
 		}
 	}
 	if q.insertCampaignStmt != nil {
@@ -869,6 +1057,16 @@ func (q *Queries) Close() error {
 	if q.insertPolicyChangeStmt != nil {
 		if cerr := q.insertPolicyChangeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing insertPolicyChangeStmt: %w", cerr)
+		}
+	}
+	if q.insertRecoveryCodeStmt != nil {
+		if cerr := q.insertRecoveryCodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertRecoveryCodeStmt: %w", cerr)
+		}
+	}
+	if q.insertSignInFailureStmt != nil {
+		if cerr := q.insertSignInFailureStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertSignInFailureStmt: %w", cerr)
 		}
 	}
 	if q.insertStreamLeaseStmt != nil {
@@ -936,6 +1134,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listAttemptsByStateStmt: %w", cerr)
 		}
 	}
+	if q.listAuditEntriesStmt != nil {
+		if cerr := q.listAuditEntriesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAuditEntriesStmt: %w", cerr)
+		}
+	}
 	if q.listCampaignsStmt != nil {
 		if cerr := q.listCampaignsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listCampaignsStmt: %w", cerr)
@@ -949,6 +1152,11 @@ func (q *Queries) Close() error {
 	if q.listLogsStmt != nil {
 		if cerr := q.listLogsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listLogsStmt: %w", cerr)
+		}
+	}
+	if q.listOrgAPIKeysStmt != nil {
+		if cerr := q.listOrgAPIKeysStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listOrgAPIKeysStmt: %w", cerr)
 		}
 	}
 	if q.listPhoneNumbersStmt != nil {
@@ -969,6 +1177,11 @@ func (q *Queries) Close() error {
 	if q.listTelephonyConfigsStmt != nil {
 		if cerr := q.listTelephonyConfigsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listTelephonyConfigsStmt: %w", cerr)
+		}
+	}
+	if q.listUsersStmt != nil {
+		if cerr := q.listUsersStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listUsersStmt: %w", cerr)
 		}
 	}
 	if q.listWorkflowsStmt != nil {
@@ -1106,6 +1319,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing purgeAttemptsStmt: %w", cerr)
 		}
 	}
+	if q.purgeAuditEntriesStmt != nil {
+		if cerr := q.purgeAuditEntriesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing purgeAuditEntriesStmt: %w", cerr)
+		}
+	}
 	if q.purgeContactsStmt != nil {
 		if cerr := q.purgeContactsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing purgeContactsStmt: %w", cerr)
@@ -1206,6 +1424,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing revokeAPIKeyStmt: %w", cerr)
 		}
 	}
+	if q.revokeOrgAPIKeyStmt != nil {
+		if cerr := q.revokeOrgAPIKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing revokeOrgAPIKeyStmt: %w", cerr)
+		}
+	}
 	if q.rowsWithTimezoneStmt != nil {
 		if cerr := q.rowsWithTimezoneStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing rowsWithTimezoneStmt: %w", cerr)
@@ -1226,14 +1449,39 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing setNextDialAtStmt: %w", cerr)
 		}
 	}
+	if q.setOrganizationRequireTOTPStmt != nil {
+		if cerr := q.setOrganizationRequireTOTPStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setOrganizationRequireTOTPStmt: %w", cerr)
+		}
+	}
 	if q.setRedialedStmt != nil {
 		if cerr := q.setRedialedStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing setRedialedStmt: %w", cerr)
 		}
 	}
+	if q.setTOTPPendingStmt != nil {
+		if cerr := q.setTOTPPendingStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setTOTPPendingStmt: %w", cerr)
+		}
+	}
 	if q.setTelephonyConfigCredentialsStmt != nil {
 		if cerr := q.setTelephonyConfigCredentialsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing setTelephonyConfigCredentialsStmt: %w", cerr)
+		}
+	}
+	if q.setUserPasswordStmt != nil {
+		if cerr := q.setUserPasswordStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setUserPasswordStmt: %w", cerr)
+		}
+	}
+	if q.signInFailuresByAddressStmt != nil {
+		if cerr := q.signInFailuresByAddressStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing signInFailuresByAddressStmt: %w", cerr)
+		}
+	}
+	if q.signInFailuresByEmailStmt != nil {
+		if cerr := q.signInFailuresByEmailStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing signInFailuresByEmailStmt: %w", cerr)
 		}
 	}
 	if q.startCampaignStmt != nil {
@@ -1249,6 +1497,16 @@ func (q *Queries) Close() error {
 	if q.sweepNumberCallsStmt != nil {
 		if cerr := q.sweepNumberCallsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing sweepNumberCallsStmt: %w", cerr)
+		}
+	}
+	if q.sweepPasswordLinksStmt != nil {
+		if cerr := q.sweepPasswordLinksStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sweepPasswordLinksStmt: %w", cerr)
+		}
+	}
+	if q.sweepSignInFailuresStmt != nil {
+		if cerr := q.sweepSignInFailuresStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sweepSignInFailuresStmt: %w", cerr)
 		}
 	}
 	if q.takeLeaseStmt != nil {
@@ -1269,6 +1527,11 @@ func (q *Queries) Close() error {
 	if q.telephonyConfigVersionStmt != nil {
 		if cerr := q.telephonyConfigVersionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing telephonyConfigVersionStmt: %w", cerr)
+		}
+	}
+	if q.touchAPIKeyStmt != nil {
+		if cerr := q.touchAPIKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing touchAPIKeyStmt: %w", cerr)
 		}
 	}
 	if q.touchCallerIDStmt != nil {
@@ -1326,6 +1589,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing updateTelephonyConfigStmt: %w", cerr)
 		}
 	}
+	if q.updateUserStmt != nil {
+		if cerr := q.updateUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing updateUserStmt: %w", cerr)
+		}
+	}
 	if q.updateWorkflowStmt != nil {
 		if cerr := q.updateWorkflowStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing updateWorkflowStmt: %w", cerr)
@@ -1334,6 +1602,26 @@ func (q *Queries) Close() error {
 	if q.uploadSourceUsesStmt != nil {
 		if cerr := q.uploadSourceUsesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing uploadSourceUsesStmt: %w", cerr)
+		}
+	}
+	if q.usePasswordLinkStmt != nil {
+		if cerr := q.usePasswordLinkStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing usePasswordLinkStmt: %w", cerr)
+		}
+	}
+	if q.useRecoveryCodeStmt != nil {
+		if cerr := q.useRecoveryCodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing useRecoveryCodeStmt: %w", cerr)
+		}
+	}
+	if q.useTOTPStepStmt != nil {
+		if cerr := q.useTOTPStepStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing useTOTPStepStmt: %w", cerr)
+		}
+	}
+	if q.userForSignInStmt != nil {
+		if cerr := q.userForSignInStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userForSignInStmt: %w", cerr)
 		}
 	}
 	if q.workflowNameTakenStmt != nil {
@@ -1400,22 +1688,32 @@ type Queries struct {
 	countActiveAttemptsStmt                 *sql.Stmt
 	countActiveAttemptsForConfigStmt        *sql.Stmt
 	countActiveCallerIDsStmt                *sql.Stmt
+	countRecoveryCodesStmt                  *sql.Stmt
 	countUnfinishedCampaignsForConfigStmt   *sql.Stmt
 	countUnfinishedCampaignsForWorkflowStmt *sql.Stmt
 	countWorkflowsStmt                      *sql.Stmt
 	createAPIKeyStmt                        *sql.Stmt
 	createConsoleSessionStmt                *sql.Stmt
 	createOrganizationStmt                  *sql.Stmt
+	createPasswordLinkStmt                  *sql.Stmt
 	createSignInLinkStmt                    *sql.Stmt
+	createUserStmt                          *sql.Stmt
+	deleteAPIKeySessionsStmt                *sql.Stmt
 	deleteConsoleSessionStmt                *sql.Stmt
 	deleteExpiredConsoleSessionsStmt        *sql.Stmt
 	deleteExpiredSignInLinksStmt            *sql.Stmt
 	deleteHiddenCampaignStmt                *sql.Stmt
+	deletePendingConsoleSessionStmt         *sql.Stmt
 	deletePhoneNumberStmt                   *sql.Stmt
+	deleteRecoveryCodesStmt                 *sql.Stmt
 	deleteSuppressionStmt                   *sql.Stmt
 	deleteTelephonyConfigStmt               *sql.Stmt
+	deleteUserStmt                          *sql.Stmt
+	deleteUserSessionsStmt                  *sql.Stmt
 	deleteWorkflowStmt                      *sql.Stmt
+	disableTOTPStmt                         *sql.Stmt
 	discardImportStmt                       *sql.Stmt
+	enableTOTPStmt                          *sql.Stmt
 	expiredAttemptsStmt                     *sql.Stmt
 	extendSuppressionsStmt                  *sql.Stmt
 	finalizeContactStmt                     *sql.Stmt
@@ -1435,14 +1733,20 @@ type Queries struct {
 	getContactStmt                          *sql.Stmt
 	getDefaultOutboundConfigIDStmt          *sql.Stmt
 	getLeaseStmt                            *sql.Stmt
+	getOrganizationByIDStmt                 *sql.Stmt
 	getOrganizationByNameStmt               *sql.Stmt
+	getOrganizationSecurityStmt             *sql.Stmt
+	getPasswordLinkStmt                     *sql.Stmt
 	getPhoneNumberStmt                      *sql.Stmt
 	getTelephonyConfigStmt                  *sql.Stmt
+	getUserStmt                             *sql.Stmt
+	getUserByIDStmt                         *sql.Stmt
 	getWorkflowStmt                         *sql.Stmt
 	hiddenCampaignIDsStmt                   *sql.Stmt
 	hideCampaignStmt                        *sql.Stmt
 	inFlightAttemptIDsForConfigStmt         *sql.Stmt
 	insertAttemptStmt                       *sql.Stmt
+	insertAuditEntryStmt                    *sql.Stmt
 	insertCampaignStmt                      *sql.Stmt
 	insertCampaignDefinitionStmt            *sql.Stmt
 	insertContactStmt                       *sql.Stmt
@@ -1450,6 +1754,8 @@ type Queries struct {
 	insertLogStmt                           *sql.Stmt
 	insertPhoneNumberStmt                   *sql.Stmt
 	insertPolicyChangeStmt                  *sql.Stmt
+	insertRecoveryCodeStmt                  *sql.Stmt
+	insertSignInFailureStmt                 *sql.Stmt
 	insertStreamLeaseStmt                   *sql.Stmt
 	insertSuppressionsStmt                  *sql.Stmt
 	insertTelephonyConfigStmt               *sql.Stmt
@@ -1463,13 +1769,16 @@ type Queries struct {
 	listAttemptsStmt                        *sql.Stmt
 	listAttemptsByOutcomeStmt               *sql.Stmt
 	listAttemptsByStateStmt                 *sql.Stmt
+	listAuditEntriesStmt                    *sql.Stmt
 	listCampaignsStmt                       *sql.Stmt
 	listContactsStmt                        *sql.Stmt
 	listLogsStmt                            *sql.Stmt
+	listOrgAPIKeysStmt                      *sql.Stmt
 	listPhoneNumbersStmt                    *sql.Stmt
 	listPolicyChangesStmt                   *sql.Stmt
 	listSuppressionsStmt                    *sql.Stmt
 	listTelephonyConfigsStmt                *sql.Stmt
+	listUsersStmt                           *sql.Stmt
 	listWorkflowsStmt                       *sql.Stmt
 	liveAPIKeyIDsStmt                       *sql.Stmt
 	liveConsoleSessionIDsStmt               *sql.Stmt
@@ -1497,6 +1806,7 @@ type Queries struct {
 	pickCallerIDStmt                        *sql.Stmt
 	publishCampaignStmt                     *sql.Stmt
 	purgeAttemptsStmt                       *sql.Stmt
+	purgeAuditEntriesStmt                   *sql.Stmt
 	purgeContactsStmt                       *sql.Stmt
 	purgeLogsStmt                           *sql.Stmt
 	purgeReplayKeysStmt                     *sql.Stmt
@@ -1517,19 +1827,28 @@ type Queries struct {
 	resumeCampaignStmt                      *sql.Stmt
 	reviveSuppressionsStmt                  *sql.Stmt
 	revokeAPIKeyStmt                        *sql.Stmt
+	revokeOrgAPIKeyStmt                     *sql.Stmt
 	rowsWithTimezoneStmt                    *sql.Stmt
 	runningCampaignIDsStmt                  *sql.Stmt
 	saveCompliancePolicyStmt                *sql.Stmt
 	setNextDialAtStmt                       *sql.Stmt
+	setOrganizationRequireTOTPStmt          *sql.Stmt
 	setRedialedStmt                         *sql.Stmt
+	setTOTPPendingStmt                      *sql.Stmt
 	setTelephonyConfigCredentialsStmt       *sql.Stmt
+	setUserPasswordStmt                     *sql.Stmt
+	signInFailuresByAddressStmt             *sql.Stmt
+	signInFailuresByEmailStmt               *sql.Stmt
 	startCampaignStmt                       *sql.Stmt
 	streamLeaseHolderStmt                   *sql.Stmt
 	sweepNumberCallsStmt                    *sql.Stmt
+	sweepPasswordLinksStmt                  *sql.Stmt
+	sweepSignInFailuresStmt                 *sql.Stmt
 	takeLeaseStmt                           *sql.Stmt
 	takeStreamLeaseStmt                     *sql.Stmt
 	telephonyConfigNameTakenStmt            *sql.Stmt
 	telephonyConfigVersionStmt              *sql.Stmt
+	touchAPIKeyStmt                         *sql.Stmt
 	touchCallerIDStmt                       *sql.Stmt
 	touchConsoleSessionStmt                 *sql.Stmt
 	unfinishedAttemptsStmt                  *sql.Stmt
@@ -1541,8 +1860,13 @@ type Queries struct {
 	updateLogStmt                           *sql.Stmt
 	updatePhoneNumberStmt                   *sql.Stmt
 	updateTelephonyConfigStmt               *sql.Stmt
+	updateUserStmt                          *sql.Stmt
 	updateWorkflowStmt                      *sql.Stmt
 	uploadSourceUsesStmt                    *sql.Stmt
+	usePasswordLinkStmt                     *sql.Stmt
+	useRecoveryCodeStmt                     *sql.Stmt
+	useTOTPStepStmt                         *sql.Stmt
+	userForSignInStmt                       *sql.Stmt
 	workflowNameTakenStmt                   *sql.Stmt
 }
 
@@ -1570,22 +1894,32 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		countActiveAttemptsStmt:                 q.countActiveAttemptsStmt,
 		countActiveAttemptsForConfigStmt:        q.countActiveAttemptsForConfigStmt,
 		countActiveCallerIDsStmt:                q.countActiveCallerIDsStmt,
+		countRecoveryCodesStmt:                  q.countRecoveryCodesStmt,
 		countUnfinishedCampaignsForConfigStmt:   q.countUnfinishedCampaignsForConfigStmt,
 		countUnfinishedCampaignsForWorkflowStmt: q.countUnfinishedCampaignsForWorkflowStmt,
 		countWorkflowsStmt:                      q.countWorkflowsStmt,
 		createAPIKeyStmt:                        q.createAPIKeyStmt,
 		createConsoleSessionStmt:                q.createConsoleSessionStmt,
 		createOrganizationStmt:                  q.createOrganizationStmt,
+		createPasswordLinkStmt:                  q.createPasswordLinkStmt,
 		createSignInLinkStmt:                    q.createSignInLinkStmt,
+		createUserStmt:                          q.createUserStmt,
+		deleteAPIKeySessionsStmt:                q.deleteAPIKeySessionsStmt,
 		deleteConsoleSessionStmt:                q.deleteConsoleSessionStmt,
 		deleteExpiredConsoleSessionsStmt:        q.deleteExpiredConsoleSessionsStmt,
 		deleteExpiredSignInLinksStmt:            q.deleteExpiredSignInLinksStmt,
 		deleteHiddenCampaignStmt:                q.deleteHiddenCampaignStmt,
+		deletePendingConsoleSessionStmt:         q.deletePendingConsoleSessionStmt,
 		deletePhoneNumberStmt:                   q.deletePhoneNumberStmt,
+		deleteRecoveryCodesStmt:                 q.deleteRecoveryCodesStmt,
 		deleteSuppressionStmt:                   q.deleteSuppressionStmt,
 		deleteTelephonyConfigStmt:               q.deleteTelephonyConfigStmt,
+		deleteUserStmt:                          q.deleteUserStmt,
+		deleteUserSessionsStmt:                  q.deleteUserSessionsStmt,
 		deleteWorkflowStmt:                      q.deleteWorkflowStmt,
+		disableTOTPStmt:                         q.disableTOTPStmt,
 		discardImportStmt:                       q.discardImportStmt,
+		enableTOTPStmt:                          q.enableTOTPStmt,
 		expiredAttemptsStmt:                     q.expiredAttemptsStmt,
 		extendSuppressionsStmt:                  q.extendSuppressionsStmt,
 		finalizeContactStmt:                     q.finalizeContactStmt,
@@ -1605,14 +1939,20 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getContactStmt:                          q.getContactStmt,
 		getDefaultOutboundConfigIDStmt:          q.getDefaultOutboundConfigIDStmt,
 		getLeaseStmt:                            q.getLeaseStmt,
+		getOrganizationByIDStmt:                 q.getOrganizationByIDStmt,
 		getOrganizationByNameStmt:               q.getOrganizationByNameStmt,
+		getOrganizationSecurityStmt:             q.getOrganizationSecurityStmt,
+		getPasswordLinkStmt:                     q.getPasswordLinkStmt,
 		getPhoneNumberStmt:                      q.getPhoneNumberStmt,
 		getTelephonyConfigStmt:                  q.getTelephonyConfigStmt,
+		getUserStmt:                             q.getUserStmt,
+		getUserByIDStmt:                         q.getUserByIDStmt,
 		getWorkflowStmt:                         q.getWorkflowStmt,
 		hiddenCampaignIDsStmt:                   q.hiddenCampaignIDsStmt,
 		hideCampaignStmt:                        q.hideCampaignStmt,
 		inFlightAttemptIDsForConfigStmt:         q.inFlightAttemptIDsForConfigStmt,
 		insertAttemptStmt:                       q.insertAttemptStmt,
+		insertAuditEntryStmt:                    q.insertAuditEntryStmt,
 		insertCampaignStmt:                      q.insertCampaignStmt,
 		insertCampaignDefinitionStmt:            q.insertCampaignDefinitionStmt,
 		insertContactStmt:                       q.insertContactStmt,
@@ -1620,6 +1960,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		insertLogStmt:                           q.insertLogStmt,
 		insertPhoneNumberStmt:                   q.insertPhoneNumberStmt,
 		insertPolicyChangeStmt:                  q.insertPolicyChangeStmt,
+		insertRecoveryCodeStmt:                  q.insertRecoveryCodeStmt,
+		insertSignInFailureStmt:                 q.insertSignInFailureStmt,
 		insertStreamLeaseStmt:                   q.insertStreamLeaseStmt,
 		insertSuppressionsStmt:                  q.insertSuppressionsStmt,
 		insertTelephonyConfigStmt:               q.insertTelephonyConfigStmt,
@@ -1633,13 +1975,16 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listAttemptsStmt:                        q.listAttemptsStmt,
 		listAttemptsByOutcomeStmt:               q.listAttemptsByOutcomeStmt,
 		listAttemptsByStateStmt:                 q.listAttemptsByStateStmt,
+		listAuditEntriesStmt:                    q.listAuditEntriesStmt,
 		listCampaignsStmt:                       q.listCampaignsStmt,
 		listContactsStmt:                        q.listContactsStmt,
 		listLogsStmt:                            q.listLogsStmt,
+		listOrgAPIKeysStmt:                      q.listOrgAPIKeysStmt,
 		listPhoneNumbersStmt:                    q.listPhoneNumbersStmt,
 		listPolicyChangesStmt:                   q.listPolicyChangesStmt,
 		listSuppressionsStmt:                    q.listSuppressionsStmt,
 		listTelephonyConfigsStmt:                q.listTelephonyConfigsStmt,
+		listUsersStmt:                           q.listUsersStmt,
 		listWorkflowsStmt:                       q.listWorkflowsStmt,
 		liveAPIKeyIDsStmt:                       q.liveAPIKeyIDsStmt,
 		liveConsoleSessionIDsStmt:               q.liveConsoleSessionIDsStmt,
@@ -1667,6 +2012,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		pickCallerIDStmt:                        q.pickCallerIDStmt,
 		publishCampaignStmt:                     q.publishCampaignStmt,
 		purgeAttemptsStmt:                       q.purgeAttemptsStmt,
+		purgeAuditEntriesStmt:                   q.purgeAuditEntriesStmt,
 		purgeContactsStmt:                       q.purgeContactsStmt,
 		purgeLogsStmt:                           q.purgeLogsStmt,
 		purgeReplayKeysStmt:                     q.purgeReplayKeysStmt,
@@ -1687,19 +2033,28 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		resumeCampaignStmt:                      q.resumeCampaignStmt,
 		reviveSuppressionsStmt:                  q.reviveSuppressionsStmt,
 		revokeAPIKeyStmt:                        q.revokeAPIKeyStmt,
+		revokeOrgAPIKeyStmt:                     q.revokeOrgAPIKeyStmt,
 		rowsWithTimezoneStmt:                    q.rowsWithTimezoneStmt,
 		runningCampaignIDsStmt:                  q.runningCampaignIDsStmt,
 		saveCompliancePolicyStmt:                q.saveCompliancePolicyStmt,
 		setNextDialAtStmt:                       q.setNextDialAtStmt,
+		setOrganizationRequireTOTPStmt:          q.setOrganizationRequireTOTPStmt,
 		setRedialedStmt:                         q.setRedialedStmt,
+		setTOTPPendingStmt:                      q.setTOTPPendingStmt,
 		setTelephonyConfigCredentialsStmt:       q.setTelephonyConfigCredentialsStmt,
+		setUserPasswordStmt:                     q.setUserPasswordStmt,
+		signInFailuresByAddressStmt:             q.signInFailuresByAddressStmt,
+		signInFailuresByEmailStmt:               q.signInFailuresByEmailStmt,
 		startCampaignStmt:                       q.startCampaignStmt,
 		streamLeaseHolderStmt:                   q.streamLeaseHolderStmt,
 		sweepNumberCallsStmt:                    q.sweepNumberCallsStmt,
+		sweepPasswordLinksStmt:                  q.sweepPasswordLinksStmt,
+		sweepSignInFailuresStmt:                 q.sweepSignInFailuresStmt,
 		takeLeaseStmt:                           q.takeLeaseStmt,
 		takeStreamLeaseStmt:                     q.takeStreamLeaseStmt,
 		telephonyConfigNameTakenStmt:            q.telephonyConfigNameTakenStmt,
 		telephonyConfigVersionStmt:              q.telephonyConfigVersionStmt,
+		touchAPIKeyStmt:                         q.touchAPIKeyStmt,
 		touchCallerIDStmt:                       q.touchCallerIDStmt,
 		touchConsoleSessionStmt:                 q.touchConsoleSessionStmt,
 		unfinishedAttemptsStmt:                  q.unfinishedAttemptsStmt,
@@ -1711,8 +2066,13 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		updateLogStmt:                           q.updateLogStmt,
 		updatePhoneNumberStmt:                   q.updatePhoneNumberStmt,
 		updateTelephonyConfigStmt:               q.updateTelephonyConfigStmt,
+		updateUserStmt:                          q.updateUserStmt,
 		updateWorkflowStmt:                      q.updateWorkflowStmt,
 		uploadSourceUsesStmt:                    q.uploadSourceUsesStmt,
+		usePasswordLinkStmt:                     q.usePasswordLinkStmt,
+		useRecoveryCodeStmt:                     q.useRecoveryCodeStmt,
+		useTOTPStepStmt:                         q.useTOTPStepStmt,
+		userForSignInStmt:                       q.userForSignInStmt,
 		workflowNameTakenStmt:                   q.workflowNameTakenStmt,
 	}
 }

@@ -16,6 +16,25 @@ type ApiKey struct {
 	KeyHash        []byte
 	CreatedAt      int64
 	RevokedAt      sql.NullInt64
+	Role           string
+	LastUsedAt     sql.NullInt64
+}
+
+type AuditEntry struct {
+	ID             int64
+	OrganizationID int64
+	At             int64
+	ActorType      string
+	ActorID        int64
+	ActorName      string
+	Action         string
+	Method         string
+	Route          string
+	TargetType     string
+	TargetID       sql.NullInt64
+	Changes        string
+	Status         int64
+	Address        string
 }
 
 type CallAttempt struct {
@@ -138,14 +157,16 @@ type CompliancePolicyChange struct {
 }
 
 type ConsoleSession struct {
-	ID             int64
-	TokenHash      []byte
-	CsrfToken      string
-	ApiKeyID       int64
-	OrganizationID int64
-	CreatedAt      int64
-	LastSeenAt     int64
-	ExpiresAt      int64
+	ID                  int64
+	TokenHash           []byte
+	CsrfToken           string
+	ApiKeyID            sql.NullInt64
+	OrganizationID      int64
+	CreatedAt           int64
+	LastSeenAt          int64
+	ExpiresAt           int64
+	UserID              sql.NullInt64
+	SecondFactorPending int64
 }
 
 type ConsoleSignInLink struct {
@@ -188,9 +209,19 @@ type NumberCall struct {
 }
 
 type Organization struct {
+	ID          int64
+	Name        string
+	CreatedAt   int64
+	RequireTotp int64
+}
+
+type PasswordLink struct {
 	ID        int64
-	Name      string
+	TokenHash []byte
+	UserID    int64
 	CreatedAt int64
+	ExpiresAt int64
+	UsedAt    sql.NullInt64
 }
 
 type PhoneNumber struct {
@@ -207,6 +238,18 @@ type PhoneNumber struct {
 	LastUsedAt               sql.NullInt64
 	CreatedAt                int64
 	UpdatedAt                int64
+}
+
+type RecoveryCode struct {
+	UserID   int64
+	CodeHash []byte
+}
+
+type SignInFailure struct {
+	ID       int64
+	EmailKey string
+	Address  string
+	At       int64
 }
 
 type Suppression struct {
@@ -228,6 +271,22 @@ type TelephonyConfig struct {
 	Credentials       []byte
 	CreatedAt         int64
 	UpdatedAt         int64
+}
+
+type User struct {
+	ID             int64
+	OrganizationID int64
+	Email          string
+	EmailKey       string
+	Role           string
+	Disabled       int64
+	PasswordHash   sql.NullString
+	TotpSecret     []byte
+	TotpPending    []byte
+	TotpEnabled    int64
+	TotpLastStep   int64
+	CreatedAt      int64
+	UpdatedAt      int64
 }
 
 type WebhookReplay struct {

@@ -12,25 +12,34 @@ import (
 )
 
 const authenticateAPIKey = `-- name: AuthenticateAPIKey :one
-SELECT api_keys.id, api_keys.organization_id
+SELECT api_keys.id, api_keys.organization_id, api_keys.name, api_keys.role, api_keys.last_used_at
 FROM api_keys WHERE key_hash = ?1 AND revoked_at IS NULL
 `
 
 type AuthenticateAPIKeyRow struct {
 	ID             int64
 	OrganizationID int64
+	Name           string
+	Role           string
+	LastUsedAt     sql.NullInt64
 }
 
 func (q *Queries) AuthenticateAPIKey(ctx context.Context, keyHash []byte) (AuthenticateAPIKeyRow, error) {
 	row := q.queryRow(ctx, q.authenticateAPIKeyStmt, authenticateAPIKey, keyHash)
 	var i AuthenticateAPIKeyRow
-	err := row.Scan(&i.ID, &i.OrganizationID)
+	err := row.Scan(
+		&i.ID,
+		&i.OrganizationID,
+		&i.Name,
+		&i.Role,
+		&i.LastUsedAt,
+	)
 	return i, err
 }
 
 const createAPIKey = `-- name: CreateAPIKey :one
-INSERT INTO api_keys (organization_id, name, prefix, key_hash, created_at)
-VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id, organization_id, name, prefix, key_hash, created_at, revoked_at
+INSERT INTO api_keys (organization_id, name, prefix, key_hash, created_at, role)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id, organization_id, name, prefix, key_hash, created_at, revoked_at, role, last_used_at
 `
 
 type CreateAPIKeyParams struct {
@@ -39,6 +48,7 @@ type CreateAPIKeyParams struct {
 	Prefix         string
 	KeyHash        []byte
 	CreatedAt      int64
+	Role           string
 }
 
 func (q *Queries) CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (ApiKey, error) {
@@ -48,6 +58,7 @@ func (q *Queries) CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (Api
 		arg.Prefix,
 		arg.KeyHash,
 		arg.CreatedAt,
+		arg.Role,
 	)
 	var i ApiKey
 	err := row.Scan(
@@ -58,13 +69,15 @@ func (q *Queries) CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (Api
 		&i.KeyHash,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.Role,
+		&i.LastUsedAt,
 	)
 	return i, err
 }
 
 const createOrganization = `-- name: CreateOrganization :one
 INSERT INTO organizations (name, created_at) VALUES (?1, ?2)
-ON CONFLICT (name) DO NOTHING RETURNING id, name, created_at
+ON CONFLICT (name) DO NOTHING RETURNING id, name, created_at, require_totp
 `
 
 type CreateOrganizationParams struct {
@@ -77,12 +90,29 @@ type CreateOrganizationParams struct {
 func (q *Queries) CreateOrganization(ctx context.Context, arg CreateOrganizationParams) (Organization, error) {
 	row := q.queryRow(ctx, q.createOrganizationStmt, createOrganization, arg.Name, arg.CreatedAt)
 	var i Organization
-	err := row.Scan(&i.ID, &i.Name, &i.CreatedAt)
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.CreatedAt,
+		&i.RequireTotp,
+	)
 	return i, err
 }
 
+const deleteAPIKeySessions = `-- name: DeleteAPIKeySessions :execrows
+DELETE FROM console_sessions WHERE api_key_id = ?1
+`
+
+func (q *Queries) DeleteAPIKeySessions(ctx context.Context, apiKeyID sql.NullInt64) (int64, error) {
+	result, err := q.exec(ctx, q.deleteAPIKeySessionsStmt, deleteAPIKeySessions, apiKeyID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const getAPIKeyByID = `-- name: GetAPIKeyByID :one
-SELECT id, organization_id, name, prefix, key_hash, created_at, revoked_at FROM api_keys WHERE id = ?1
+SELECT id, organization_id, name, prefix, key_hash, created_at, revoked_at, role, last_used_at FROM api_keys WHERE id = ?1
 `
 
 func (q *Queries) GetAPIKeyByID(ctx context.Context, id int64) (ApiKey, error) {
@@ -96,23 +126,57 @@ func (q *Queries) GetAPIKeyByID(ctx context.Context, id int64) (ApiKey, error) {
 		&i.KeyHash,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.Role,
+		&i.LastUsedAt,
+	)
+	return i, err
+}
+
+const getOrganizationByID = `-- name: GetOrganizationByID :one
+SELECT id, name, created_at, require_totp FROM organizations WHERE id = ?1
+`
+
+func (q *Queries) GetOrganizationByID(ctx context.Context, id int64) (Organization, error) {
+	row := q.queryRow(ctx, q.getOrganizationByIDStmt, getOrganizationByID, id)
+	var i Organization
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.CreatedAt,
+		&i.RequireTotp,
 	)
 	return i, err
 }
 
 const getOrganizationByName = `-- name: GetOrganizationByName :one
-SELECT id, name, created_at FROM organizations WHERE name = ?1
+SELECT id, name, created_at, require_totp FROM organizations WHERE name = ?1
 `
 
 func (q *Queries) GetOrganizationByName(ctx context.Context, name string) (Organization, error) {
 	row := q.queryRow(ctx, q.getOrganizationByNameStmt, getOrganizationByName, name)
 	var i Organization
-	err := row.Scan(&i.ID, &i.Name, &i.CreatedAt)
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.CreatedAt,
+		&i.RequireTotp,
+	)
 	return i, err
 }
 
+const getOrganizationSecurity = `-- name: GetOrganizationSecurity :one
+SELECT require_totp FROM organizations WHERE id = ?1
+`
+
+func (q *Queries) GetOrganizationSecurity(ctx context.Context, id int64) (int64, error) {
+	row := q.queryRow(ctx, q.getOrganizationSecurityStmt, getOrganizationSecurity, id)
+	var require_totp int64
+	err := row.Scan(&require_totp)
+	return require_totp, err
+}
+
 const listAPIKeys = `-- name: ListAPIKeys :many
-SELECT api_keys.id, api_keys.organization_id, api_keys.name, api_keys.prefix, api_keys.key_hash, api_keys.created_at, api_keys.revoked_at, organizations.name AS organization_name
+SELECT api_keys.id, api_keys.organization_id, api_keys.name, api_keys.prefix, api_keys.key_hash, api_keys.created_at, api_keys.revoked_at, api_keys.role, api_keys.last_used_at, organizations.name AS organization_name
 FROM api_keys JOIN organizations ON organizations.id = api_keys.organization_id
 ORDER BY api_keys.id
 `
@@ -125,6 +189,8 @@ type ListAPIKeysRow struct {
 	KeyHash          []byte
 	CreatedAt        int64
 	RevokedAt        sql.NullInt64
+	Role             string
+	LastUsedAt       sql.NullInt64
 	OrganizationName string
 }
 
@@ -145,7 +211,47 @@ func (q *Queries) ListAPIKeys(ctx context.Context) ([]ListAPIKeysRow, error) {
 			&i.KeyHash,
 			&i.CreatedAt,
 			&i.RevokedAt,
+			&i.Role,
+			&i.LastUsedAt,
 			&i.OrganizationName,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listOrgAPIKeys = `-- name: ListOrgAPIKeys :many
+SELECT id, organization_id, name, prefix, key_hash, created_at, revoked_at, role, last_used_at FROM api_keys WHERE organization_id = ?1 AND revoked_at IS NULL ORDER BY id
+`
+
+// An organization's keys not revoked, oldest first.
+func (q *Queries) ListOrgAPIKeys(ctx context.Context, organizationID int64) ([]ApiKey, error) {
+	rows, err := q.query(ctx, q.listOrgAPIKeysStmt, listOrgAPIKeys, organizationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ApiKey{}
+	for rows.Next() {
+		var i ApiKey
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganizationID,
+			&i.Name,
+			&i.Prefix,
+			&i.KeyHash,
+			&i.CreatedAt,
+			&i.RevokedAt,
+			&i.Role,
+			&i.LastUsedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -215,4 +321,58 @@ func (q *Queries) RevokeAPIKey(ctx context.Context, arg RevokeAPIKeyParams) (int
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const revokeOrgAPIKey = `-- name: RevokeOrgAPIKey :execrows
+UPDATE api_keys SET revoked_at = ?1
+WHERE id = ?2 AND organization_id = ?3 AND revoked_at IS NULL
+`
+
+type RevokeOrgAPIKeyParams struct {
+	RevokedAt      sql.NullInt64
+	ID             int64
+	OrganizationID int64
+}
+
+func (q *Queries) RevokeOrgAPIKey(ctx context.Context, arg RevokeOrgAPIKeyParams) (int64, error) {
+	result, err := q.exec(ctx, q.revokeOrgAPIKeyStmt, revokeOrgAPIKey, arg.RevokedAt, arg.ID, arg.OrganizationID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const setOrganizationRequireTOTP = `-- name: SetOrganizationRequireTOTP :execrows
+UPDATE organizations SET require_totp = ?1 WHERE id = ?2
+`
+
+type SetOrganizationRequireTOTPParams struct {
+	RequireTotp int64
+	ID          int64
+}
+
+func (q *Queries) SetOrganizationRequireTOTP(ctx context.Context, arg SetOrganizationRequireTOTPParams) (int64, error) {
+	result, err := q.exec(ctx, q.setOrganizationRequireTOTPStmt, setOrganizationRequireTOTP, arg.RequireTotp, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const touchAPIKey = `-- name: TouchAPIKey :exec
+UPDATE api_keys SET last_used_at = ?1
+WHERE id = ?2 AND (last_used_at IS NULL OR last_used_at <= ?3)
+`
+
+type TouchAPIKeyParams struct {
+	Now         sql.NullInt64
+	ID          int64
+	StaleBefore sql.NullInt64
+}
+
+// Records a key's use at most once per interval: stale_before is now minus
+// the interval.
+func (q *Queries) TouchAPIKey(ctx context.Context, arg TouchAPIKeyParams) error {
+	_, err := q.exec(ctx, q.touchAPIKeyStmt, touchAPIKey, arg.Now, arg.ID, arg.StaleBefore)
+	return err
 }

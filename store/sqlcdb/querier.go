@@ -64,6 +64,7 @@ type Querier interface {
 	// recorded (its webhooks and deadline queries need the configuration).
 	CountActiveAttemptsForConfig(ctx context.Context, telephonyConfigurationID int64) (int64, error)
 	CountActiveCallerIDs(ctx context.Context, telephonyConfigurationID int64) (int64, error)
+	CountRecoveryCodes(ctx context.Context, userID int64) (int64, error)
 	CountUnfinishedCampaignsForConfig(ctx context.Context, telephonyConfigurationID int64) (int64, error)
 	CountUnfinishedCampaignsForWorkflow(ctx context.Context, workflowID int64) (int64, error)
 	CountWorkflows(ctx context.Context, organizationID int64) (int64, error)
@@ -72,16 +73,31 @@ type Querier interface {
 	// No row when an organization of that name exists (one created at once by
 	// another transaction: this insert waited for its commit).
 	CreateOrganization(ctx context.Context, arg CreateOrganizationParams) (Organization, error)
+	CreatePasswordLink(ctx context.Context, arg CreatePasswordLinkParams) error
 	CreateSignInLink(ctx context.Context, arg CreateSignInLinkParams) error
+	// The people of an organization (API.md 17): users, the links that set
+	// their passwords, their second factor's recovery codes. Times are unix
+	// milliseconds.
+	// No row when a user (of any organization) has the email.
+	CreateUser(ctx context.Context, arg CreateUserParams) (User, error)
+	DeleteAPIKeySessions(ctx context.Context, apiKeyID sql.NullInt64) (int64, error)
 	DeleteConsoleSession(ctx context.Context, tokenHash []byte) (int64, error)
 	DeleteExpiredConsoleSessions(ctx context.Context, expiresAt int64) (int64, error)
 	DeleteExpiredSignInLinks(ctx context.Context, expiresAt int64) (int64, error)
 	DeleteHiddenCampaign(ctx context.Context, id int64) (int64, error)
+	// Ends a session waiting for its second factor, returning what the full
+	// session that replaces it needs.
+	DeletePendingConsoleSession(ctx context.Context, arg DeletePendingConsoleSessionParams) (DeletePendingConsoleSessionRow, error)
 	DeletePhoneNumber(ctx context.Context, arg DeletePhoneNumberParams) (int64, error)
+	DeleteRecoveryCodes(ctx context.Context, userID int64) error
 	DeleteSuppression(ctx context.Context, arg DeleteSuppressionParams) (int64, error)
 	DeleteTelephonyConfig(ctx context.Context, arg DeleteTelephonyConfigParams) (int64, error)
+	DeleteUser(ctx context.Context, arg DeleteUserParams) (int64, error)
+	DeleteUserSessions(ctx context.Context, userID sql.NullInt64) (int64, error)
 	DeleteWorkflow(ctx context.Context, arg DeleteWorkflowParams) (int64, error)
+	DisableTOTP(ctx context.Context, arg DisableTOTPParams) (int64, error)
 	DiscardImport(ctx context.Context, id int64) error
+	EnableTOTP(ctx context.Context, arg EnableTOTPParams) (int64, error)
 	ExpiredAttempts(ctx context.Context, arg ExpiredAttemptsParams) ([]CallAttempt, error)
 	// SQLite queries of compliance.sql that differ between dialects (see sqlc.yaml).
 	// Entries of the numbers that are active keep their id, source and reason
@@ -104,13 +120,22 @@ type Querier interface {
 	GetCampaignByID(ctx context.Context, id int64) (GetCampaignByIDRow, error)
 	GetCampaignRetryConfig(ctx context.Context, id int64) (string, error)
 	GetCompliancePolicy(ctx context.Context, organizationID int64) (CompliancePolicy, error)
+	// A session not expired whose key is not revoked or whose user is not
+	// disabled (a deleted user's sessions are deleted with it), with the role
+	// and name of its key or user as they are now, and whether the user must
+	// still turn on a second factor the organization requires.
 	GetConsoleSession(ctx context.Context, arg GetConsoleSessionParams) (GetConsoleSessionRow, error)
 	GetContact(ctx context.Context, id int64) (Contact, error)
 	GetDefaultOutboundConfigID(ctx context.Context, organizationID int64) (int64, error)
 	GetLease(ctx context.Context, campaignID int64) (CampaignLease, error)
+	GetOrganizationByID(ctx context.Context, id int64) (Organization, error)
 	GetOrganizationByName(ctx context.Context, name string) (Organization, error)
+	GetOrganizationSecurity(ctx context.Context, id int64) (int64, error)
+	GetPasswordLink(ctx context.Context, tokenHash []byte) (PasswordLink, error)
 	GetPhoneNumber(ctx context.Context, arg GetPhoneNumberParams) (PhoneNumber, error)
 	GetTelephonyConfig(ctx context.Context, arg GetTelephonyConfigParams) (GetTelephonyConfigRow, error)
+	GetUser(ctx context.Context, arg GetUserParams) (User, error)
+	GetUserByID(ctx context.Context, id int64) (User, error)
 	GetWorkflow(ctx context.Context, arg GetWorkflowParams) (Workflow, error)
 	HiddenCampaignIDs(ctx context.Context) ([]int64, error)
 	// DELETE /campaign/{id}: a draft or finished campaign with no call still to
@@ -124,6 +149,9 @@ type Querier interface {
 	// them).
 	InFlightAttemptIDsForConfig(ctx context.Context, telephonyConfigurationID int64) ([]InFlightAttemptIDsForConfigRow, error)
 	InsertAttempt(ctx context.Context, arg InsertAttemptParams) (int64, error)
+	// The audit trail (API.md 17): inserted, listed, and deleted only by
+	// retention.
+	InsertAuditEntry(ctx context.Context, arg InsertAuditEntryParams) (int64, error)
 	InsertCampaign(ctx context.Context, arg InsertCampaignParams) (int64, error)
 	InsertCampaignDefinition(ctx context.Context, arg InsertCampaignDefinitionParams) error
 	InsertContact(ctx context.Context, arg InsertContactParams) (int64, error)
@@ -133,6 +161,8 @@ type Querier interface {
 	InsertLog(ctx context.Context, arg InsertLogParams) (int64, error)
 	InsertPhoneNumber(ctx context.Context, arg InsertPhoneNumberParams) (PhoneNumber, error)
 	InsertPolicyChange(ctx context.Context, arg InsertPolicyChangeParams) error
+	InsertRecoveryCode(ctx context.Context, arg InsertRecoveryCodeParams) error
+	InsertSignInFailure(ctx context.Context, arg InsertSignInFailureParams) error
 	// The first stream lease of configuration @telephony_configuration_id,
 	// generation 1. No row: a node took it meanwhile.
 	InsertStreamLease(ctx context.Context, arg InsertStreamLeaseParams) (int64, error)
@@ -156,6 +186,9 @@ type Querier interface {
 	ListAttempts(ctx context.Context, arg ListAttemptsParams) ([]CallAttempt, error)
 	ListAttemptsByOutcome(ctx context.Context, arg ListAttemptsByOutcomeParams) ([]CallAttempt, error)
 	ListAttemptsByState(ctx context.Context, arg ListAttemptsByStateParams) ([]CallAttempt, error)
+	// An organization's entries after after_id, oldest first, with the
+	// filters that are not NULL: a range of the (organization_id, id) index.
+	ListAuditEntries(ctx context.Context, arg ListAuditEntriesParams) ([]AuditEntry, error)
 	// Without the workflow definition (campaign_definitions): a list never
 	// shows it. The empty column keeps the row's shape GetCampaign's.
 	ListCampaigns(ctx context.Context, arg ListCampaignsParams) ([]ListCampaignsRow, error)
@@ -164,16 +197,20 @@ type Querier interface {
 	// one search of the attempts' (contact_id, attempt) index per contact.
 	ListContacts(ctx context.Context, arg ListContactsParams) ([]ListContactsRow, error)
 	ListLogs(ctx context.Context, arg ListLogsParams) ([]CampaignLog, error)
+	// An organization's keys not revoked, oldest first.
+	ListOrgAPIKeys(ctx context.Context, organizationID int64) ([]ApiKey, error)
 	ListPhoneNumbers(ctx context.Context, arg ListPhoneNumbersParams) ([]PhoneNumber, error)
 	ListPolicyChanges(ctx context.Context, arg ListPolicyChangesParams) ([]CompliancePolicyChange, error)
 	ListSuppressions(ctx context.Context, arg ListSuppressionsParams) ([]Suppression, error)
 	ListTelephonyConfigs(ctx context.Context, organizationID int64) ([]ListTelephonyConfigsRow, error)
+	ListUsers(ctx context.Context, organizationID int64) ([]User, error)
 	ListWorkflows(ctx context.Context, organizationID int64) ([]ListWorkflowsRow, error)
 	// SQLite queries of orgs.sql that differ between dialects (see sqlc.yaml).
 	// Of the keys ids, those not revoked (an event stream's credential check).
 	LiveAPIKeyIDs(ctx context.Context, ids []int64) ([]int64, error)
 	// SQLite queries of console.sql that differ between dialects (see sqlc.yaml).
 	// Of the sessions ids, those not expired at now whose key is not revoked
+	// or whose user is not disabled
 	// (an event stream's credential check; the conditions of GetConsoleSession).
 	LiveConsoleSessionIDs(ctx context.Context, arg LiveConsoleSessionIDsParams) ([]int64, error)
 	LockAttempt(ctx context.Context, id int64) (CallAttempt, error)
@@ -228,6 +265,9 @@ type Querier interface {
 	PickCallerID(ctx context.Context, telephonyConfigurationID int64) (PickCallerIDRow, error)
 	PublishCampaign(ctx context.Context, arg PublishCampaignParams) (int64, error)
 	PurgeAttempts(ctx context.Context, arg PurgeAttemptsParams) (int64, error)
+	// At most max_rows entries older than before, the oldest first (retention
+	// deletes in chunks, not in one long transaction).
+	PurgeAuditEntries(ctx context.Context, arg PurgeAuditEntriesParams) (int64, error)
 	PurgeContacts(ctx context.Context, arg PurgeContactsParams) (int64, error)
 	PurgeLogs(ctx context.Context, arg PurgeLogsParams) (int64, error)
 	PurgeReplayKeys(ctx context.Context, arg PurgeReplayKeysParams) (int64, error)
@@ -275,18 +315,26 @@ type Querier interface {
 	// ones: they count as added.
 	ReviveSuppressions(ctx context.Context, arg ReviveSuppressionsParams) (int64, error)
 	RevokeAPIKey(ctx context.Context, arg RevokeAPIKeyParams) (int64, error)
+	RevokeOrgAPIKey(ctx context.Context, arg RevokeOrgAPIKeyParams) (int64, error)
 	// A few contact rows not final yet with timezone @timezone.
 	RowsWithTimezone(ctx context.Context, arg RowsWithTimezoneParams) ([]int64, error)
 	RunningCampaignIDs(ctx context.Context) ([]int64, error)
 	SaveCompliancePolicy(ctx context.Context, arg SaveCompliancePolicyParams) error
 	SetNextDialAt(ctx context.Context, arg SetNextDialAtParams) error
+	SetOrganizationRequireTOTP(ctx context.Context, arg SetOrganizationRequireTOTPParams) (int64, error)
 	SetRedialed(ctx context.Context, arg SetRedialedParams) (int64, error)
+	SetTOTPPending(ctx context.Context, arg SetTOTPPendingParams) (int64, error)
 	SetTelephonyConfigCredentials(ctx context.Context, arg SetTelephonyConfigCredentialsParams) error
+	SetUserPassword(ctx context.Context, arg SetUserPasswordParams) (int64, error)
+	SignInFailuresByAddress(ctx context.Context, arg SignInFailuresByAddressParams) ([]int64, error)
+	SignInFailuresByEmail(ctx context.Context, arg SignInFailuresByEmailParams) ([]int64, error)
 	StartCampaign(ctx context.Context, arg StartCampaignParams) (int64, error)
 	// The node holding configuration @telephony_configuration_id's stream
 	// lease at @now (no row: none does).
 	StreamLeaseHolder(ctx context.Context, arg StreamLeaseHolderParams) (string, error)
 	SweepNumberCalls(ctx context.Context, placedAt int64) (int64, error)
+	SweepPasswordLinks(ctx context.Context, expiresAt int64) (int64, error)
+	SweepSignInFailures(ctx context.Context, at int64) (int64, error)
 	// Takes campaign @campaign_id's lease for @node until @expires_at when its
 	// holder's lease expired at @now or @node holds it already (a node
 	// restarted under its name): the generation grows by one. No row: another
@@ -302,6 +350,9 @@ type Querier interface {
 	TakeStreamLease(ctx context.Context, arg TakeStreamLeaseParams) (int64, error)
 	TelephonyConfigNameTaken(ctx context.Context, arg TelephonyConfigNameTakenParams) (int64, error)
 	TelephonyConfigVersion(ctx context.Context, arg TelephonyConfigVersionParams) (int64, error)
+	// Records a key's use at most once per interval: stale_before is now minus
+	// the interval.
+	TouchAPIKey(ctx context.Context, arg TouchAPIKeyParams) error
 	TouchCallerID(ctx context.Context, arg TouchCallerIDParams) error
 	TouchConsoleSession(ctx context.Context, arg TouchConsoleSessionParams) error
 	UnfinishedAttempts(ctx context.Context) ([]CallAttempt, error)
@@ -317,6 +368,9 @@ type Querier interface {
 	UpdateLog(ctx context.Context, arg UpdateLogParams) error
 	UpdatePhoneNumber(ctx context.Context, arg UpdatePhoneNumberParams) (PhoneNumber, error)
 	UpdateTelephonyConfig(ctx context.Context, arg UpdateTelephonyConfigParams) error
+	// Sets the fields given (not NULL): two changes at once to different
+	// fields both hold.
+	UpdateUser(ctx context.Context, arg UpdateUserParams) (User, error)
 	// Writes only what the update changes (NULL keeps the column): a rename
 	// and a definition change at once, on any nodes, both stay.
 	UpdateWorkflow(ctx context.Context, arg UpdateWorkflowParams) (Workflow, error)
@@ -326,6 +380,13 @@ type Querier interface {
 	// A visible campaign has copied its contacts and no longer needs the file.
 	// Redials copy their parent's stored contacts and never read it.
 	UploadSourceUses(ctx context.Context) ([]UploadSourceUsesRow, error)
+	UsePasswordLink(ctx context.Context, arg UsePasswordLinkParams) (int64, error)
+	UseRecoveryCode(ctx context.Context, arg UseRecoveryCodeParams) (int64, error)
+	// Accepts a TOTP code's time step only when it is later than the last one
+	// accepted: of two requests with the same code (on two nodes), one
+	// updates the row and the other finds the condition false.
+	UseTOTPStep(ctx context.Context, arg UseTOTPStepParams) (int64, error)
+	UserForSignIn(ctx context.Context, emailKey string) (UserForSignInRow, error)
 	WorkflowNameTaken(ctx context.Context, arg WorkflowNameTakenParams) (int64, error)
 }
 

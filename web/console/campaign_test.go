@@ -108,7 +108,7 @@ func wantHeaders(t *testing.T, a answer) {
 // campaign.
 func TestCampaignPageNotFound(t *testing.T) {
 	e := newEnv(t)
-	_, otherKey, err := e.db.CreateAPIKey(context.Background(), "other", "test")
+	_, otherKey, err := e.db.CreateAPIKey(context.Background(), "other", "test", store.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func newEnvURL(t *testing.T, publicURL string) *env {
 	db := storetest.Open(t)
 	e := &env{t: t, db: db, clock: &clock{t: time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)}}
 	db.Now = e.clock.now
-	k, key, err := db.CreateAPIKey(context.Background(), "acme", "console test")
+	k, key, err := db.CreateAPIKey(context.Background(), "acme", "console test", store.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}

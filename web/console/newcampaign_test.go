@@ -57,7 +57,7 @@ func newUploadEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, db: db, clock: &clock{t: time.Now()}}
-	k, key, err := db.CreateAPIKey(context.Background(), "acme", "console test")
+	k, key, err := db.CreateAPIKey(context.Background(), "acme", "console test", store.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}

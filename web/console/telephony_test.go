@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/outdial/outdial/store"
 )
 
 // The telephony pages through the real router: the forms built from the
@@ -61,7 +63,7 @@ func (e *env) keyCall(key, method, path string, body any, want int) map[string]a
 // otherKey creates an API key of another organization.
 func (e *env) otherKey() string {
 	e.t.Helper()
-	_, key, err := e.db.CreateAPIKey(context.Background(), "other org", "console test")
+	_, key, err := e.db.CreateAPIKey(context.Background(), "other org", "console test", store.RoleAdmin)
 	if err != nil {
 		e.t.Fatal(err)
 	}

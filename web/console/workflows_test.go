@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/outdial/outdial/store"
 )
 
 // wfDefinition is a valid workflow: a greeting, then goodbye.
@@ -156,7 +158,7 @@ func TestWorkflowFormsNeedCSRF(t *testing.T) {
 // exactly like one that does not exist, and stays as it was.
 func TestWorkflowOfAnotherOrganization(t *testing.T) {
 	e := newEnv(t)
-	_, otherKey, err := e.db.CreateAPIKey(context.Background(), "globex", "other")
+	_, otherKey, err := e.db.CreateAPIKey(context.Background(), "globex", "other", store.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/outdial/outdial/store"
 )
 
 // apiTimeout bounds one API request of a test.
@@ -47,7 +49,7 @@ func newOrg(t *testing.T) *org {
 	name := fmt.Sprintf("%s-%d", notName.ReplaceAllString(t.Name(), "-"), n)
 	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
 	defer cancel()
-	k, secret, err := srv.db.CreateAPIKey(ctx, name, "browser test")
+	k, secret, err := srv.db.CreateAPIKey(ctx, name, "browser test", store.RoleAdmin)
 	if err != nil {
 		t.Fatalf("create API key: %v", err)
 	}
