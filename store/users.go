@@ -51,10 +51,10 @@ func userOf(u sqlcdb.User) User {
 // lower case. Sign-in failures are counted per this form too.
 func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 
-// checkEmail is EINVALID unless email (trimmed) looks like an address: one
+// CheckEmail is EINVALID unless email (trimmed) looks like an address: one
 // "@" with something on each side, no spaces or control characters, at most
 // MaxEmailLength bytes. Whether it receives mail is not checked.
-func checkEmail(email string) error {
+func CheckEmail(email string) error {
 	bad := func(why string) error { return Errorf(EINVALID, "email %q is not a valid address: %s", email, why) }
 	switch {
 	case email == "":
@@ -101,7 +101,7 @@ func (db *DB) CreateUserInOrg(ctx context.Context, org, email string, role Role)
 
 func (db *DB) createUser(ctx context.Context, org func(q sqlcdb.Querier, now int64) (sqlcdb.Organization, error), email string, role Role) (User, string, error) {
 	email = strings.TrimSpace(email)
-	if err := checkEmail(email); err != nil {
+	if err := CheckEmail(email); err != nil {
 		return User{}, "", err
 	}
 	if err := checkRole(role); err != nil {

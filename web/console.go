@@ -75,6 +75,15 @@ func (s *Server) sessionPrincipal(r *http.Request) (store.Principal, error) {
 	if err != nil {
 		return store.Principal{}, err
 	}
+	if sess.SecondFactorPending {
+		// A password was right; the second factor is still to come
+		// (the console's code page): nothing else yet.
+		return store.Principal{}, &authError{"Not authenticated"}
+	}
+	if sess.TOTPRequired {
+		return store.Principal{}, errStatus(http.StatusForbidden,
+			"the organization requires two-factor authentication: turn it on at /console/account first")
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		got := r.Header.Get(console.CSRFHeader)
 		if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(sess.CSRFToken)) != 1 {

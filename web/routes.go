@@ -57,6 +57,20 @@ func (s *Server) registerRoutes() {
 	s.authed(http.MethodGet, "/api/v1/organizations/compliance", s.getCompliance)
 	s.authed(http.MethodPut, "/api/v1/organizations/compliance", s.putCompliance)
 	s.authed(http.MethodGet, "/api/v1/organizations/compliance/changes", s.listComplianceChanges)
+	s.authed(http.MethodGet, "/api/v1/organizations/security", s.getSecurity)
+	s.authed(http.MethodPut, "/api/v1/organizations/security", s.putSecurity)
+
+	// People, keys and the audit trail (API.md 17). The audit trail's
+	// routes answer GET only: any other method is 405.
+	s.authed(http.MethodGet, "/api/v1/users", s.listUsers)
+	s.authed(http.MethodPost, "/api/v1/users", s.createUser)
+	s.authed(http.MethodPatch, "/api/v1/users/:user_id", s.patchUser)
+	s.authed(http.MethodDelete, "/api/v1/users/:user_id", s.deleteUser)
+	s.authed(http.MethodGet, "/api/v1/api-keys", s.listAPIKeys)
+	s.authed(http.MethodPost, "/api/v1/api-keys", s.createAPIKey)
+	s.authed(http.MethodDelete, "/api/v1/api-keys/:key_id", s.deleteAPIKey)
+	s.authed(http.MethodGet, "/api/v1/audit", s.listAudit)
+	s.authed(http.MethodGet, "/api/v1/audit/:audit_id", s.getAuditEntry)
 
 	// Provider webhooks: verified by per-attempt token and provider signature,
 	// not by API key.

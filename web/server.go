@@ -21,6 +21,7 @@ import (
 	"github.com/outdial/outdial/dialer/phone"
 	"github.com/outdial/outdial/store"
 	"github.com/outdial/outdial/web/console"
+	"github.com/outdial/outdial/web/roles"
 )
 
 // Config holds what the HTTP layer needs from the outside.
@@ -206,7 +207,15 @@ func (s *Server) authed(method, path string, h authedHandler) { s.authedAfter(me
 // authedAfter is authed with pre run first, before authentication: an
 // error it returns is the answer (the event streams' bounds, which refuse
 // a credential known to hold its most streams without a database read).
+// The route's entry in web/roles decides which roles may call
+// it (403 otherwise, before the handler runs) and, for a route that changes
+// something, what its audit entry says (audit.go); a route without one
+// panics here, at registration.
 func (s *Server) authedAfter(method, path string, pre func(http.ResponseWriter, *http.Request) error, h authedHandler) {
+	op, ok := roles.Of(method, path)
+	if !ok {
+		panic("web: route " + method + " " + path + " has no entry in web/roles")
+	}
 	s.handle(method, path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		var p store.Principal
 		var err error
@@ -216,9 +225,19 @@ func (s *Server) authedAfter(method, path string, pre func(http.ResponseWriter, 
 		if err == nil {
 			p, err = s.authenticate(r)
 		}
-		if err == nil {
-			requestInfoOf(r.Context()).setOrg(p.OrganizationID)
-			r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		requestInfoOf(r.Context()).setOrg(p.OrganizationID)
+		r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+		if op.Action != "" {
+			s.audited(w, r, ps, p, op, path, h)
+			return
+		}
+		if !p.Role.Allows(op.Need) {
+			err = errStatus(http.StatusForbidden, op.Refusal(p.Role))
+		} else {
 			err = h(w, r, ps, p.OrganizationID)
 		}
 		if err != nil {
@@ -244,6 +263,12 @@ func principalOf(r *http.Request) store.Principal {
 // authenticated"; unknown or revoked key: 401 "Invalid API key"; both with
 // WWW-Authenticate: Bearer.
 func (s *Server) authenticate(r *http.Request) (store.Principal, error) {
+	if p, ok := r.Context().Value(principalKey{}).(store.Principal); ok {
+		// A read the server makes itself for a request it authenticated
+		// already (audit.go's snapshot): the context key is this
+		// package's, no request from outside carries it.
+		return p, nil
+	}
 	key := requestKey(r)
 	if key == "" {
 		return s.sessionPrincipal(r)
@@ -282,6 +307,9 @@ var pathResources = map[string]string{
 	"campaign_id":     "campaign",
 	"attempt_id":      "call attempt",
 	"suppression_id":  "suppression",
+	"user_id":         "user",
+	"key_id":          "API key",
+	"audit_id":        "audit entry",
 }
 
 // pathID parses the integer path parameter name. A value that is not an
