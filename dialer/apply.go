@@ -128,7 +128,7 @@ func (e *Engine) applyAt(ctx context.Context, now time.Time, campaignID, attempt
 	}
 	e.observeOutcome(ctx, res.CampaignID, res.Outcome)
 	e.changed(Change{CampaignID: res.CampaignID, Ended: &EndedCall{AttemptID: attemptID, ContactRow: res.ContactRow,
-		Attempt: res.Attempt, Outcome: res.Outcome, EndedAt: now, DurationSeconds: st.DurationSeconds}})
+		Attempt: res.Attempt, Outcome: res.Outcome, StartedAt: res.StartedAt, EndedAt: now, DurationSeconds: st.DurationSeconds}})
 	return res, nil
 }
 

@@ -16,10 +16,13 @@ type Change struct {
 
 // EndedCall is an attempt that reached its final outcome.
 type EndedCall struct {
-	AttemptID       int64
-	ContactRow      int64
-	Attempt         int64
-	Outcome         string
+	AttemptID  int64
+	ContactRow int64
+	Attempt    int64
+	Outcome    string
+	// StartedAt is when the call was claimed for dialling; nil when it
+	// never was (or when another node's note came from an older version).
+	StartedAt       *time.Time `json:",omitempty"`
 	EndedAt         time.Time
 	DurationSeconds int
 }

@@ -62,3 +62,21 @@ func (db *DB) ListContacts(ctx context.Context, campaignID, afterRow int64, limi
 	}
 	return out, nil
 }
+
+// ContactContexts returns the CSV columns (the JSON object of Contact.Context)
+// of the campaign's contacts among ids, by contact id; an id of another
+// campaign, or of no contact, is left out.
+func (db *DB) ContactContexts(ctx context.Context, campaignID int64, ids []int64) (map[int64][]byte, error) {
+	out := make(map[int64][]byte, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := db.rq.ContactContextsByID(ctx, sqlcdb.ContactContextsByIDParams{CampaignID: campaignID, Ids: ids})
+	if err != nil {
+		return nil, fmt.Errorf("contact columns: %w", err)
+	}
+	for _, r := range rows {
+		out[r.ID] = []byte(r.Context)
+	}
+	return out, nil
+}

@@ -73,6 +73,9 @@ type Applied struct {
 	// ContactRow and Attempt identify the call that ended (Final only).
 	ContactRow int64
 	Attempt    int64
+	// StartedAt is when the call that ended was claimed for dialling
+	// (Final only; nil when it never was).
+	StartedAt *time.Time
 }
 
 // ApplyStatus applies u to attempt id in one transaction. A status for a
@@ -171,6 +174,7 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 			return nil
 		}
 		res.Final, res.Outcome, res.ContactRow, res.Attempt = true, u.Outcome, r.ContactRow, r.Attempt
+		res.StartedAt = optTime(r.StartedAt)
 		// A call whose placement was never recorded (the answer to the
 		// place request lost or not stored) is counted by the provider's
 		// final status.

@@ -9,6 +9,18 @@ import (
 	"github.com/outdial/outdial/store/sqlcdb"
 )
 
+func (p pgQuerier) ContactContextsByID(ctx context.Context, arg sqlcdb.ContactContextsByIDParams) ([]sqlcdb.ContactContextsByIDRow, error) {
+	rs, err := p.q.ContactContextsByID(ctx, pgdb.ContactContextsByIDParams(arg))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sqlcdb.ContactContextsByIDRow, len(rs))
+	for i, r := range rs {
+		out[i] = sqlcdb.ContactContextsByIDRow(r)
+	}
+	return out, nil
+}
+
 func (p pgQuerier) FinalizeContact(ctx context.Context, arg sqlcdb.FinalizeContactParams) (int64, error) {
 	return p.q.FinalizeContact(ctx, pgdb.FinalizeContactParams(arg))
 }

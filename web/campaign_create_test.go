@@ -9,12 +9,13 @@ import (
 )
 
 // campaignKeys is the documented field set of a campaign (API.md 4.1 plus
-// default_country, cancelled_at and next_dial_at, and 16's dialed_by).
+// default_country, cancelled_at and next_dial_at, 16's dialed_by, and the
+// CSV's columns).
 var campaignKeys = []string{"id", "name", "workflow_id", "workflow_name", "state", "source_type", "source_id",
 	"total_rows", "processed_rows", "failed_rows", "created_at", "started_at", "completed_at", "cancelled_at",
 	"retry_config", "max_concurrency", "rate_limit_per_second", "schedule_config", "circuit_breaker", "default_country",
 	"executed_count", "total_queued_count", "parent_campaign_id", "redialed_campaign_id",
-	"telephony_configuration_id", "telephony_configuration_name", "next_dial_at", "dialed_by", "logs"}
+	"telephony_configuration_id", "telephony_configuration_name", "next_dial_at", "dialed_by", "columns", "logs"}
 
 var campTimestamp = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
 
@@ -43,7 +44,8 @@ func TestCampaignCreateDraft(t *testing.T) {
 		"max_concurrency": 10.0, "rate_limit_per_second": 1.0, "schedule_config": nil, "circuit_breaker": defaultBreaker,
 		"default_country": nil, "executed_count": 0.0, "total_queued_count": 3.0, "parent_campaign_id": nil,
 		"redialed_campaign_id": nil, "telephony_configuration_id": float64(s.configID),
-		"telephony_configuration_name": "main", "next_dial_at": nil, "dialed_by": nil, "logs": []any{},
+		"telephony_configuration_name": "main", "next_dial_at": nil, "dialed_by": nil,
+		"columns": []any{"phone_number", "first_name", "plan"}, "logs": []any{},
 	}
 	for k, v := range want {
 		if !equalJSON(c[k], v) {

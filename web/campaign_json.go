@@ -45,6 +45,10 @@ func campaignWithLogs(c *store.Campaign, logs []store.LogEntry, node string) wir
 	if node != "" {
 		dialedBy = &node
 	}
+	columns := c.Columns
+	if columns == nil {
+		columns = []string{}
+	}
 	var next *string
 	if c.State == store.StateRunning {
 		next = optTS(c.NextDialAt)
@@ -58,7 +62,7 @@ func campaignWithLogs(c *store.Campaign, logs []store.LogEntry, node string) wir
 		CircuitBreaker: wire.CircuitBreaker(c.CircuitBreaker), DefaultCountry: c.DefaultCountry, ExecutedCount: c.ExecutedCount,
 		TotalQueuedCount: c.TotalQueuedCount, ParentCampaignID: c.ParentCampaignID, RedialedCampaignID: c.RedialedCampaignID,
 		TelephonyConfigurationID: c.TelephonyConfigurationID, TelephonyConfigurationName: c.TelephonyConfigurationName,
-		NextDialAt: next, DialedBy: dialedBy, Logs: logsOut(logs),
+		NextDialAt: next, DialedBy: dialedBy, Columns: columns, Logs: logsOut(logs),
 	}
 }
 

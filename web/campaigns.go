@@ -323,10 +323,15 @@ func (s *Server) listCalls(w http.ResponseWriter, r *http.Request, ps httprouter
 	f := store.AttemptFilter{Outcome: queryEnum(&p, r, "outcome", attemptOutcomes), State: queryEnum(&p, r, "state", attemptStates)}
 	f.Limit = int(queryInt(&p, r, "limit", 100, 1, 1000))
 	f.AfterID = queryInt(&p, r, "after_id", 0, 0, math.MaxInt64)
+	columns := queryColumns(r)
 	if err := joinProblems(idErr, p.Err()); err != nil {
 		return err
 	}
-	if _, err := s.db.GetCampaign(r.Context(), org, id); err != nil {
+	c, err := s.db.GetCampaign(r.Context(), org, id)
+	if err != nil {
+		return err
+	}
+	if err := checkColumns(columns, c); err != nil {
 		return err
 	}
 	list, err := s.db.ListAttempts(r.Context(), id, f)
@@ -336,6 +341,11 @@ func (s *Server) listCalls(w http.ResponseWriter, r *http.Request, ps httprouter
 	out := make([]wire.Call, len(list))
 	for i, a := range list {
 		out[i] = attemptOut(a)
+	}
+	if len(columns) > 0 {
+		if err := s.addContacts(r.Context(), id, columns, list, out); err != nil {
+			return err
+		}
 	}
 	writeJSON(w, http.StatusOK, wire.CallList{Calls: out})
 	return nil

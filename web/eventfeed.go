@@ -71,7 +71,7 @@ func newFeed(h *eventHub, id, org int64) *feed {
 func (f *feed) note(c *dialer.EndedCall) {
 	if c != nil {
 		ev := callEventJSON{ID: c.AttemptID, ContactRow: c.ContactRow, Attempt: c.Attempt, State: store.AttemptDone,
-			Outcome: c.Outcome, EndedAt: ts(c.EndedAt), DurationSeconds: c.DurationSeconds}
+			Outcome: c.Outcome, StartedAt: optTS(c.StartedAt), EndedAt: ts(c.EndedAt), DurationSeconds: c.DurationSeconds}
 		f.mu.Lock()
 		f.calls = append(f.calls, ev)
 		if len(f.calls) > callsPerSecond {

@@ -96,10 +96,18 @@ func TestEventsCampaignStream(t *testing.T) {
 		t.Errorf("%d call events, want %d (retries are off)", len(calls), n)
 	}
 	seen := map[float64]bool{}
+	startedAt := map[float64]any{} // by attempt id, as the calls list has it
+	for _, c := range ce.calls(cid, "") {
+		startedAt[num(t, c, "id")] = c["started_at"]
+	}
 	for _, ev := range calls {
 		c := ev.obj(t)
 		if c["state"] != "done" || c["outcome"] == nil || c["ended_at"] == nil || num(t, c, "attempt") != 1 {
 			t.Errorf("call event %v: want a done attempt 1 with outcome and ended_at", c)
+		}
+		// The live row's "Started": the attempt's started_at, as /calls has it.
+		if want := startedAt[num(t, c, "id")]; want == nil || c["started_at"] != want {
+			t.Errorf("call event %v: started_at = %v, want the attempt's %v", c, c["started_at"], want)
 		}
 		seen[num(t, c, "contact_row")] = true
 	}

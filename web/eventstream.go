@@ -84,13 +84,16 @@ func logFrame(e store.LogEntry) (frame, error) {
 
 // callEventJSON is the data of an "event: call" (API.md 10).
 type callEventJSON struct {
-	ID              int64  `json:"id"`
-	ContactRow      int64  `json:"contact_row"`
-	Attempt         int64  `json:"attempt"`
-	State           string `json:"state"`
-	Outcome         string `json:"outcome"`
-	EndedAt         string `json:"ended_at"`
-	DurationSeconds int    `json:"duration_seconds"`
+	ID         int64  `json:"id"`
+	ContactRow int64  `json:"contact_row"`
+	Attempt    int64  `json:"attempt"`
+	State      string `json:"state"`
+	Outcome    string `json:"outcome"`
+	// StartedAt is when the call was claimed for dialling, as the calls
+	// list's started_at; null when not known.
+	StartedAt       *string `json:"started_at"`
+	EndedAt         string  `json:"ended_at"`
+	DurationSeconds int     `json:"duration_seconds"`
 }
 
 // logEventJSON is the data of an "event: log": a log entry (API.md 4.6)

@@ -10,6 +10,44 @@ import (
 	"database/sql"
 )
 
+const contactContextsByID = `-- name: ContactContextsByID :many
+
+SELECT id, context FROM contacts WHERE campaign_id = $1 AND id = ANY (CAST($2 AS BIGINT[]))
+`
+
+type ContactContextsByIDParams struct {
+	CampaignID int64
+	Ids        []int64
+}
+
+type ContactContextsByIDRow struct {
+	ID      int64
+	Context string
+}
+
+// PostgreSQL queries of contacts.sql that differ between dialects (see sqlc.yaml).
+// The CSV columns (context) of the campaign's contacts among ids: one
+// primary-key search per id (the calls list's ?columns=, API.md 4.6).
+func (q *Queries) ContactContextsByID(ctx context.Context, arg ContactContextsByIDParams) ([]ContactContextsByIDRow, error) {
+	rows, err := q.db.Query(ctx, contactContextsByID, arg.CampaignID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ContactContextsByIDRow{}
+	for rows.Next() {
+		var i ContactContextsByIDRow
+		if err := rows.Scan(&i.ID, &i.Context); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const finalizeContact = `-- name: FinalizeContact :execrows
 UPDATE contacts
 SET is_final = 1, outcome = $1, attempts = $2, last_call_at = $3, duration_seconds = $4, answered_by = $5

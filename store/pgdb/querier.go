@@ -52,6 +52,10 @@ type Querier interface {
 	ClearDefaultCallerID(ctx context.Context, arg ClearDefaultCallerIDParams) error
 	ClearDefaultOutbound(ctx context.Context, arg ClearDefaultOutboundParams) error
 	CompleteCampaign(ctx context.Context, arg CompleteCampaignParams) (int64, error)
+	// PostgreSQL queries of contacts.sql that differ between dialects (see sqlc.yaml).
+	// The CSV columns (context) of the campaign's contacts among ids: one
+	// primary-key search per id (the calls list's ?columns=, API.md 4.6).
+	ContactContextsByID(ctx context.Context, arg ContactContextsByIDParams) ([]ContactContextsByIDRow, error)
 	// The contacts per timezone of campaign @campaign_id after row @row_number
 	// (a redial's chunk just copied).
 	ContactTimezonesAfter(ctx context.Context, arg ContactTimezonesAfterParams) ([]ContactTimezonesAfterRow, error)

@@ -8,7 +8,60 @@ package sqlcdb
 import (
 	"context"
 	"database/sql"
+	"strings"
 )
+
+const contactContextsByID = `-- name: ContactContextsByID :many
+
+SELECT id, context FROM contacts WHERE campaign_id = ?1 AND id IN (/*SLICE:ids*/?)
+`
+
+type ContactContextsByIDParams struct {
+	CampaignID int64
+	Ids        []int64
+}
+
+type ContactContextsByIDRow struct {
+	ID      int64
+	Context string
+}
+
+// SQLite queries of contacts.sql that differ between dialects (see sqlc.yaml).
+// The CSV columns (context) of the campaign's contacts among ids: one
+// primary-key search per id (the calls list's ?columns=, API.md 4.6).
+func (q *Queries) ContactContextsByID(ctx context.Context, arg ContactContextsByIDParams) ([]ContactContextsByIDRow, error) {
+	query := contactContextsByID
+	var queryParams []interface{}
+	queryParams = append(queryParams, arg.CampaignID)
+	if len(arg.Ids) > 0 {
+		for _, v := range arg.Ids {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:ids*/?", strings.Repeat(",?", len(arg.Ids))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:ids*/?", "NULL", 1)
+	}
+	rows, err := q.query(ctx, nil, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ContactContextsByIDRow{}
+	for rows.Next() {
+		var i ContactContextsByIDRow
+		if err := rows.Scan(&i.ID, &i.Context); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
 
 const finalizeContact = `-- name: FinalizeContact :execrows
 UPDATE contacts

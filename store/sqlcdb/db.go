@@ -69,6 +69,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.completeCampaignStmt, err = db.PrepareContext(ctx, completeCampaign); err != nil {
 		return nil, fmt.Errorf("error preparing query CompleteCampaign: %w", err)
 	}
+	if q.contactContextsByIDStmt, err = db.PrepareContext(ctx, contactContextsByID); err != nil {
+		return nil, fmt.Errorf("error preparing query ContactContextsByID: %w", err)
+	}
 	if q.contactTimezonesAfterStmt, err = db.PrepareContext(ctx, contactTimezonesAfter); err != nil {
 		return nil, fmt.Errorf("error preparing query ContactTimezonesAfter: %w", err)
 	}
@@ -702,6 +705,11 @@ func (q *Queries) Close() error {
 	if q.completeCampaignStmt != nil {
 		if cerr := q.completeCampaignStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing completeCampaignStmt: %w", cerr)
+		}
+	}
+	if q.contactContextsByIDStmt != nil {
+		if cerr := q.contactContextsByIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing contactContextsByIDStmt: %w", cerr)
 		}
 	}
 	if q.contactTimezonesAfterStmt != nil {
@@ -1683,6 +1691,7 @@ type Queries struct {
 	clearDefaultCallerIDStmt                *sql.Stmt
 	clearDefaultOutboundStmt                *sql.Stmt
 	completeCampaignStmt                    *sql.Stmt
+	contactContextsByIDStmt                 *sql.Stmt
 	contactTimezonesAfterStmt               *sql.Stmt
 	copyRedialContactsStmt                  *sql.Stmt
 	countActiveAttemptsStmt                 *sql.Stmt
@@ -1889,6 +1898,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		clearDefaultCallerIDStmt:                q.clearDefaultCallerIDStmt,
 		clearDefaultOutboundStmt:                q.clearDefaultOutboundStmt,
 		completeCampaignStmt:                    q.completeCampaignStmt,
+		contactContextsByIDStmt:                 q.contactContextsByIDStmt,
 		contactTimezonesAfterStmt:               q.contactTimezonesAfterStmt,
 		copyRedialContactsStmt:                  q.copyRedialContactsStmt,
 		countActiveAttemptsStmt:                 q.countActiveAttemptsStmt,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -202,6 +203,11 @@ type callsTable struct {
 	Calls []wire.Call
 	// Outcome and State are the filters applied ("" for any).
 	Outcome, State string
+	// Columns are the contact columns the table can show (the campaign's
+	// CSV columns but the phone number, which it always shows); Column is
+	// the one it shows ("" for none).
+	Columns []string
+	Column  string
 	// Next is the link to the next page ("" on the last), First the link
 	// to the first page (when this is not it).
 	Next, First string
@@ -255,7 +261,7 @@ func (c *Console) renderCampaign(w http.ResponseWriter, r *http.Request, s *sess
 			v.Diagnosis.Reasons[i] = reasonView{rs}
 		}
 	}
-	calls, err := c.callsTable(r, s, id)
+	calls, err := c.callsTable(r, s, id, v.C.Columns)
 	if err != nil {
 		return err
 	}
@@ -280,11 +286,18 @@ func (c *Console) renderCampaign(w http.ResponseWriter, r *http.Request, s *sess
 }
 
 // callsTable reads the page of calls the request's query names: outcome
-// and state filters and after_id (the last call of the previous page).
-// Filters the API refuses make an empty table saying why.
-func (c *Console) callsTable(r *http.Request, s *session, id int64) (callsTable, error) {
+// and state filters, after_id (the last call of the previous page) and
+// column, the contact column shown (columns are the campaign's CSV
+// columns). Filters the API refuses make an empty table saying why.
+func (c *Console) callsTable(r *http.Request, s *session, id int64, columns []string) (callsTable, error) {
 	in := r.URL.Query()
 	t := callsTable{Outcome: in.Get("outcome"), State: in.Get("state")}
+	for _, col := range columns {
+		if col != "" && !strings.Contains(col, ",") && !strings.EqualFold(col, "phone_number") {
+			t.Columns = append(t.Columns, col)
+		}
+	}
+	t.Column = contactColumn(in, t.Columns)
 	q := url.Values{"limit": {strconv.Itoa(callsPageSize + 1)}}
 	filters := url.Values{}
 	if t.Outcome != "" {
@@ -293,8 +306,17 @@ func (c *Console) callsTable(r *http.Request, s *session, id int64) (callsTable,
 	if t.State != "" {
 		filters.Set("state", t.State)
 	}
+	if in.Has("column") {
+		// Chosen (none included): the pages keep the choice.
+		filters.Set("column", t.Column)
+	}
 	for k, vs := range filters {
-		q[k] = vs
+		if k != "column" {
+			q[k] = vs
+		}
+	}
+	if t.Column != "" {
+		q.Set("columns", t.Column)
 	}
 	after := in.Get("after_id")
 	if after != "" {
@@ -321,6 +343,27 @@ func (c *Console) callsTable(r *http.Request, s *session, id int64) (callsTable,
 		t.Next = callsLink(id, next)
 	}
 	return t, nil
+}
+
+// contactColumn is the contact column the calls table shows: the query's
+// column when it is one of columns ("" when it is empty: none chosen), else
+// by default the first column whose name has "name" in it (first_name,
+// Full Name), else none.
+func contactColumn(in url.Values, columns []string) string {
+	if in.Has("column") {
+		if col := in.Get("column"); slices.Contains(columns, col) {
+			return col
+		}
+		if in.Get("column") == "" {
+			return ""
+		}
+	}
+	for _, col := range columns {
+		if strings.Contains(strings.ToLower(col), "name") {
+			return col
+		}
+	}
+	return ""
 }
 
 // callsLink is the campaign page with the calls table's query q, anchored

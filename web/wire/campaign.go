@@ -37,6 +37,9 @@ type Campaign struct {
 	// DialedBy is the node holding the campaign's lease now, or null
 	// (API.md 16).
 	DialedBy *string `json:"dialed_by"`
+	// Columns are the contacts CSV's header names in file order (what the
+	// calls list's ?columns= takes).
+	Columns []string `json:"columns"`
 	// Logs are the newest log entries, oldest first.
 	Logs []LogEntry `json:"logs"`
 }
@@ -108,6 +111,9 @@ type Call struct {
 	// Compliance is what the guard rails saw when the attempt was last
 	// placed, held or suppressed (API.md 12.5), as stored; null before.
 	Compliance json.RawMessage `json:"compliance"`
+	// Contact is the contact's CSV cells of the columns the request's
+	// ?columns= asked for, by column name; absent when none was asked.
+	Contact map[string]string `json:"contact,omitempty"`
 }
 
 // Diagnosis is the body of GET /api/v1/campaign/{id}/diagnosis (API.md 11).

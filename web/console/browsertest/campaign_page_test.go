@@ -92,6 +92,17 @@ func TestCampaignPageFollowsRunPauseResume(t *testing.T) {
 	tb.waitText(field("campaign_state"), "draft")
 	tb.waitVisible(`form[data-op="start"] button`)
 	evalJS[bool](tb, `(window.notReloaded = true)`)
+	// The calls table was rendered while every call was queued: no start
+	// yet, and the contact's own column (first_name) beside the number.
+	if n := tb.count(`#calls tr[data-call-id] [data-field="started"] time`); n != 0 {
+		t.Fatalf("%d queued rows show a start", n)
+	}
+	if got := tb.text(`#calls tr[data-call-id] [data-field="contact"]`); got != "Contact 0" {
+		t.Errorf("the first row's contact column shows %q, want Contact 0", got)
+	}
+	if got := tb.text(`#campaign .counts div:first-child dt`); got != "Not reached" {
+		t.Errorf("the progress card's first counter is %q, want Not reached", got)
+	}
 
 	o.call(http.MethodPost, fmt.Sprintf("/api/v1/campaign/%d/start", id), nil, http.StatusOK)
 	tb.waitText(field("campaign_state"), "running")
@@ -133,6 +144,10 @@ func TestCampaignPageFollowsRunPauseResume(t *testing.T) {
 	tb.waitText(`[data-outcome="busy"] [data-field="count"]`, "1")
 	tb.waitText(`[data-outcome="no_answer"] [data-field="count"]`, "1")
 	tb.waitText(field("logs"), "campaign_completed")
+	// Each row's "Started" was filled by its call event, without a reload.
+	if err := tb.waitFor(waitTimeout, "every row's Started filled", `(n) => document.querySelectorAll('#calls tr[data-call-id] [data-field="started"] time[datetime]').length === n`, contacts); err != nil {
+		t.Fatalf("live rows: %v (%d with a start)", err, tb.count(`#calls tr[data-call-id] [data-field="started"] time`))
+	}
 	tb.waitVisible(`#redial button`)
 	if got := evalJS[string](tb, `document.querySelector('[data-field="progress"]').value + "/" + document.querySelector('[data-field="progress"]').max`); got != fmt.Sprintf("%d/%d", contacts, contacts) {
 		t.Errorf("progress bar = %s", got)
@@ -167,6 +182,10 @@ func TestCampaignPageUserDataIsText(t *testing.T) {
 	tb.goTo(fmt.Sprintf("/console/campaigns/%d", id))
 	tb.waitText(`[data-outcome="answered"] [data-field="count"]`, "2")
 	tb.waitText(field("logs"), "campaign_completed")
+	// The contacts' first_name is the calls table's contact column, as text.
+	if n := tb.count(`#calls tr[data-call-id] [data-field="contact"]`); n != 2 {
+		t.Errorf("%d contact cells, want 2", n)
+	}
 	evalJS[bool](tb, `Promise.all([...document.images].map(i => i.complete ? 0 :
 		new Promise(r => { i.addEventListener('load', r); i.addEventListener('error', r); }))).then(() => true)`)
 	if got := tb.takeDialogs(); len(got) != 0 {

@@ -10,7 +10,7 @@
 // show the state it answers at once; without scripts they are forms of the
 // console's own routes.
 import { api, percent, setText } from "./console.js";
-import { LogList, localTime, showReasons } from "./campaign_panels.js";
+import { LogList, ago, localTime, showReasons } from "./campaign_panels.js";
 import { Series, seedLimit } from "./campaign_series.js";
 
 const root = document.getElementById("campaign");
@@ -168,6 +168,15 @@ function onCall(c) {
   setText(field("state", tr), c.state);
   setText(field("outcome", tr), c.outcome ?? "");
   if (num(c.duration_seconds) !== null) setText(field("duration", tr), c.duration_seconds);
+  const started = field("started", tr);
+  if (started && typeof c.started_at === "string") {
+    // A row shown while queued has no start yet: the event brings it.
+    const time = document.createElement("time");
+    time.dateTime = c.started_at;
+    time.textContent = ago(c.started_at);
+    time.title = localTime(c.started_at);
+    started.replaceChildren(time);
+  }
 }
 
 /** Asks for the entries written between the page's render and the stream. */

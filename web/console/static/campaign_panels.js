@@ -10,6 +10,16 @@ export function localTime(ts) {
   return Number.isNaN(d.getTime()) ? String(ts ?? "") : d.toLocaleString();
 }
 
+/** "just now", "5 min ago", "3 h ago", "2 days ago": how long ago ts was, as the server's ago. */
+export function ago(ts) {
+  const ms = Date.now() - new Date(ts).getTime();
+  if (!Number.isFinite(ms)) return "";
+  if (ms < 60_000) return "just now";
+  if (ms < 3_600_000) return `${Math.floor(ms / 60_000)} min ago`;
+  if (ms < 48 * 3_600_000) return `${Math.floor(ms / 3_600_000)} h ago`;
+  return `${Math.floor(ms / 86_400_000)} days ago`;
+}
+
 /** "in 3 min", "in 40 s", "now": how far in the future ts is. */
 function fromNow(ts) {
   const ms = new Date(ts).getTime() - Date.now();
