@@ -33,6 +33,12 @@ import (
 // maxAuditBody is how much of an answer is kept to find what it changed.
 const maxAuditBody = 1 << 20
 
+// progressFields are a target's fields that the service changes by itself
+// (a campaign's counters and log while it dials): not what a request
+// changed, so left out of its changes.
+var progressFields = map[string]bool{"processed_rows": true, "failed_rows": true, "executed_count": true,
+	"total_queued_count": true, "next_dial_at": true, "dialed_by": true, "logs": true, "last_used_at": true}
+
 // secretFields are masked wherever they appear in an entry's changes: the
 // answers that carry a secret once (a new API key, a set-password link, a
 // presigned upload URL).
@@ -135,6 +141,9 @@ func diff(prefix string, before, after map[string]any, out map[string]change) {
 		keys[k] = true
 	}
 	for k := range keys {
+		if prefix == "" && progressFields[k] && before != nil && after != nil {
+			continue
+		}
 		b, hadB := before[k]
 		a, hasA := after[k]
 		bo, bObj := b.(map[string]any)
