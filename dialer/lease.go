@@ -77,7 +77,9 @@ func (e *Engine) acquire(ctx context.Context, id int64) (store.Lease, bool) {
 		if held, _, found, rerr := e.db.LeaseOf(ctx, id); rerr == nil && found && held.Node == e.cfg.Node {
 			l, ok = held, true
 		} else {
-			e.log.Error("dialer: acquire lease", slog.Int64("campaign_id", id), slog.String("error", err.Error()))
+			if ctx.Err() == nil { // not the node stopping
+				e.log.Error("dialer: acquire lease", slog.Int64("campaign_id", id), slog.String("error", err.Error()))
+			}
 			return store.Lease{}, false
 		}
 	}

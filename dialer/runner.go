@@ -187,7 +187,9 @@ func (r *runner) exit(ctx context.Context) bool {
 func (r *runner) load(ctx context.Context) (bool, error) {
 	c, err := r.e.db.CampaignByID(ctx, r.id)
 	if err != nil {
-		r.e.log.Error("dialer: load campaign", slog.Int64("campaign_id", r.id), slog.String("error", err.Error()))
+		if ctx.Err() == nil { // not the node stopping
+			r.e.log.Error("dialer: load campaign", slog.Int64("campaign_id", r.id), slog.String("error", err.Error()))
+		}
 		return false, err
 	}
 	r.c = c
