@@ -185,7 +185,11 @@ func TestOrganizationSecurity(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.addSecret(opKey.Reveal())
-	get := func() any { r := e.a(http.MethodGet, securityPath, nil); wantStatus(t, r, http.StatusOK); return r.Body }
+	get := func() any {
+		r := e.a(http.MethodGet, securityPath, nil)
+		wantStatus(t, r, http.StatusOK)
+		return r.Body
+	}
 	if got := get(); !equalJSON(got, map[string]any{"require_totp": false}) {
 		t.Errorf("default = %v", got)
 	}
