@@ -91,7 +91,7 @@ func (s *Server) audited(w http.ResponseWriter, r *http.Request, ps httprouter.P
 		case "workflow.validate": // changes nothing
 		case "campaign.redial":
 			// The answer is the new campaign, not the target.
-			changes["redial_campaign_id"] = change{To: after["id"]}
+			changes["redial_campaign_id"] = change{To: after["id"], hasTo: true}
 		default:
 			diff("", before, after, changes)
 		}
@@ -122,10 +122,24 @@ func peerAddress(r *http.Request) string {
 	return host
 }
 
-// change is one field's values before and after.
+// change is one field's values before and after. A field that did not
+// exist on one side (a create's before, a delete's after) has no key there;
+// one that was null has a null: {"from": null, "to": "..."} is a field set
+// by an update, {"to": "..."} one a create made.
 type change struct {
-	From any `json:"from,omitempty"`
-	To   any `json:"to,omitempty"`
+	From, To       any
+	hasFrom, hasTo bool
+}
+
+func (c change) MarshalJSON() ([]byte, error) {
+	m := make(map[string]any, 2)
+	if c.hasFrom {
+		m["from"] = c.From
+	}
+	if c.hasTo {
+		m["to"] = c.To
+	}
+	return json.Marshal(m)
 }
 
 // diff adds to out the fields of before and after (under prefix) whose
@@ -157,7 +171,7 @@ func diff(prefix string, before, after map[string]any, out map[string]change) {
 		if hadB == hasA && bytes.Equal(bj, aj) {
 			continue
 		}
-		var c change
+		c := change{hasFrom: hadB, hasTo: hasA}
 		if hadB {
 			c.From = mask(k, b)
 		}

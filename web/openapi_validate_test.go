@@ -178,6 +178,9 @@ var loadOpenAPIValidator = sync.OnceValues(func() (*openAPIValidator, error) {
 	// text/xml answers (provider markup) are checked as text.
 	openapi3filter.RegisterBodyDecoder("text/xml", openapi3filter.PlainBodyDecoder)
 	openapi3filter.RegisterBodyDecoder("text/event-stream", openapi3filter.PlainBodyDecoder)
+	// The audit trail's JSON Lines export (its lines are checked by
+	// TestAuditExportNDJSON).
+	openapi3filter.RegisterBodyDecoder("application/x-ndjson", openapi3filter.PlainBodyDecoder)
 	// JSON as RFC 8259 reads it: a saved draft workflow is echoed as sent,
 	// duplicate member names included, which kin-openapi's decoder built
 	// with Go 1.25+'s encoding/json v2 refuses.
