@@ -131,12 +131,15 @@ type Console struct {
 	now    func() time.Time
 	log    *slog.Logger
 	mux    *http.ServeMux
+	// hashSlots bounds the argon2id hashes computed at once (hashing.go).
+	hashSlots chan struct{}
 }
 
 // New returns the console's handler for "/", "/console" and everything under
 // Prefix (see Owns).
 func New(cfg Config) *Console {
-	c := &Console{db: cfg.DB, apiH: cfg.API, secure: cfg.Secure, now: cfg.Now, log: cfg.Log, mux: http.NewServeMux()}
+	c := &Console{db: cfg.DB, apiH: cfg.API, secure: cfg.Secure, now: cfg.Now, log: cfg.Log, mux: http.NewServeMux(),
+		hashSlots: make(chan struct{}, maxConcurrentHashes)}
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -154,7 +157,7 @@ func New(cfg Config) *Console {
 		c.mux.HandleFunc(rt.pattern, c.wrap(rt))
 	}
 	c.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
-		c.renderError(w, r, c.currentSession(r), http.StatusNotFound, "There is no such page.")
+		c.renderError(w, r, signedIn(c.currentSession(r)), http.StatusNotFound, "There is no such page.")
 	})
 	return c
 }
@@ -209,6 +212,7 @@ func (c *Console) wrap(rt route) http.HandlerFunc {
 			return
 		}
 		if !rt.public {
+			s = signedIn(s) // a password without its second factor yet is not signed in
 			if s == nil {
 				if safe {
 					http.Redirect(w, r, signInPath+"?next="+queryEscape(r.URL.RequestURI()), http.StatusSeeOther)
@@ -227,6 +231,16 @@ func (c *Console) wrap(rt route) http.HandlerFunc {
 			}
 			if !safe && !validCSRF(r, s) {
 				c.renderError(w, r, s, http.StatusForbidden, "This form has expired. Reload the page and try again.")
+				return
+			}
+			if s.TOTPRequired && !rt.beforeTOTP {
+				// The organization requires a second factor this user
+				// has not turned on: the account page first.
+				if safe {
+					http.Redirect(w, r, accountPath, http.StatusSeeOther)
+					return
+				}
+				c.renderError(w, r, s, http.StatusForbidden, totpRequiredMessage)
 				return
 			}
 		}
