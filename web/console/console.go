@@ -21,7 +21,12 @@
 //	pages.go       the route type, navigation and rendering
 //	assets.go      embedded static files: fingerprints, gzip, caching
 //	api.go         in-process calls of the public API
-//	signin.go      sign-in, sign-out and the one-time sign-in link
+//	signin.go      sign-in (signin_password.go: with a password;
+//	               secondfactor.go: its code page), sign-out and the
+//	               one-time sign-in link
+//	hashing.go     argon2id hashes (at most 3 at once) and the throttle
+//	setpassword.go the page of a set-password link
+//	account.go     the user's own password and second factor
 //	campaigns.go   the campaigns list
 //	campaign.go    the campaign page (campaign_forms.go: its buttons and forms)
 //	newcampaign.go the new-campaign form (newcampaign_form.go: its fields and
@@ -65,9 +70,13 @@
 // argument marks the current one.
 //
 // A route's pattern is an http.ServeMux pattern with its method; a GET
-// pattern answers HEAD too. Every route but the public ones (sign-in) needs a
-// session: signed out, a GET is redirected to the sign-in page (which comes
-// back to it), anything else is refused. A non-GET route's form must carry
+// pattern answers HEAD too. Every route but the public ones (sign-in,
+// set-password) needs a session: signed out (or with a password but not
+// yet its second factor), a GET is redirected to the sign-in page (which
+// comes back to it), anything else is refused. While the organization
+// requires a second factor the user has not turned on, only the routes
+// marked beforeTOTP (the account page, sign-out) are served: a GET goes to
+// the account page, anything else is refused. A non-GET route's form must carry
 // the session's CSRF token (checked before the handler runs). Errors a
 // handler returns become error pages (an API error keeps its status and
 // detail; an API 401 means the session ended: back to sign-in). Static files
