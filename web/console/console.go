@@ -21,7 +21,12 @@
 //	pages.go       the route type, navigation and rendering
 //	assets.go      embedded static files: fingerprints, gzip, caching
 //	api.go         in-process calls of the public API
-//	signin.go      sign-in, sign-out and the one-time sign-in link
+//	signin.go      sign-in (signin_password.go: with a password;
+//	               secondfactor.go: its code page), sign-out and the
+//	               one-time sign-in link
+//	hashing.go     argon2id hashes (at most 3 at once) and the throttle
+//	setpassword.go the page of a set-password link
+//	account.go     the user's own password and second factor
 //	campaigns.go   the campaigns list
 //	campaign.go    the campaign page (campaign_forms.go: its buttons and forms)
 //	newcampaign.go the new-campaign form (newcampaign_form.go: its fields and
@@ -65,9 +70,13 @@
 // argument marks the current one.
 //
 // A route's pattern is an http.ServeMux pattern with its method; a GET
-// pattern answers HEAD too. Every route but the public ones (sign-in) needs a
-// session: signed out, a GET is redirected to the sign-in page (which comes
-// back to it), anything else is refused. A non-GET route's form must carry
+// pattern answers HEAD too. Every route but the public ones (sign-in,
+// set-password) needs a session: signed out (or with a password but not
+// yet its second factor), a GET is redirected to the sign-in page (which
+// comes back to it), anything else is refused. While the organization
+// requires a second factor the user has not turned on, only the routes
+// marked beforeTOTP (the account page, sign-out) are served: a GET goes to
+// the account page, anything else is refused. A non-GET route's form must carry
 // the session's CSRF token (checked before the handler runs). Errors a
 // handler returns become error pages (an API error keeps its status and
 // detail; an API 401 means the session ended: back to sign-in). Static files
@@ -131,12 +140,15 @@ type Console struct {
 	now    func() time.Time
 	log    *slog.Logger
 	mux    *http.ServeMux
+	// hashSlots bounds the argon2id hashes computed at once (hashing.go).
+	hashSlots chan struct{}
 }
 
 // New returns the console's handler for "/", "/console" and everything under
 // Prefix (see Owns).
 func New(cfg Config) *Console {
-	c := &Console{db: cfg.DB, apiH: cfg.API, secure: cfg.Secure, now: cfg.Now, log: cfg.Log, mux: http.NewServeMux()}
+	c := &Console{db: cfg.DB, apiH: cfg.API, secure: cfg.Secure, now: cfg.Now, log: cfg.Log, mux: http.NewServeMux(),
+		hashSlots: make(chan struct{}, maxConcurrentHashes)}
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -154,7 +166,7 @@ func New(cfg Config) *Console {
 		c.mux.HandleFunc(rt.pattern, c.wrap(rt))
 	}
 	c.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
-		c.renderError(w, r, c.currentSession(r), http.StatusNotFound, "There is no such page.")
+		c.renderError(w, r, signedIn(c.currentSession(r)), http.StatusNotFound, "There is no such page.")
 	})
 	return c
 }
@@ -209,6 +221,7 @@ func (c *Console) wrap(rt route) http.HandlerFunc {
 			return
 		}
 		if !rt.public {
+			s = signedIn(s) // a password without its second factor yet is not signed in
 			if s == nil {
 				if safe {
 					http.Redirect(w, r, signInPath+"?next="+queryEscape(r.URL.RequestURI()), http.StatusSeeOther)
@@ -227,6 +240,16 @@ func (c *Console) wrap(rt route) http.HandlerFunc {
 			}
 			if !safe && !validCSRF(r, s) {
 				c.renderError(w, r, s, http.StatusForbidden, "This form has expired. Reload the page and try again.")
+				return
+			}
+			if s.TOTPRequired && !rt.beforeTOTP {
+				// The organization requires a second factor this user
+				// has not turned on: the account page first.
+				if safe {
+					http.Redirect(w, r, accountPath, http.StatusSeeOther)
+					return
+				}
+				c.renderError(w, r, s, http.StatusForbidden, totpRequiredMessage)
 				return
 			}
 		}

@@ -24,8 +24,15 @@ type route struct {
 	// "GET /console/campaigns/{id}" (a GET pattern answers HEAD too).
 	pattern string
 	// public routes are served without a session (the sign-in pages); a
-	// public handler gets a nil session when the browser has none.
+	// public handler gets a nil session when the browser has none, and
+	// the session as it is otherwise (one waiting for its second factor
+	// too: see signedIn).
 	public bool
+	// beforeTOTP routes are served to a session whose organization
+	// requires a second factor its user has not turned on yet (the
+	// account page, signing out); every other page sends it to the
+	// account page.
+	beforeTOTP bool
 	// handle serves the route; a returned error becomes an error page.
 	handle handlerFunc
 }

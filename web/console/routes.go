@@ -6,11 +6,25 @@ package console
 // registers them in this order; Routes lists their patterns.
 func routes() []route {
 	return []route{
-		// Sign-in and sign-out (signin.go): the only public routes.
+		// Sign-in and sign-out (signin.go, signin_password.go), the code
+		// of a second factor (secondfactor.go) and setting a password
+		// with a link (setpassword.go): the only public routes.
 		{pattern: "GET " + signInPath, public: true, handle: signInPage},
 		{pattern: "POST " + signInPath, public: true, handle: signIn},
 		{pattern: "GET " + signInPath + "/link", public: true, handle: signInLink},
-		{pattern: "POST " + Prefix + "sign-out", handle: signOut},
+		{pattern: "GET " + secondFactorPath, public: true, handle: secondFactorPage},
+		{pattern: "POST " + secondFactorPath, public: true, handle: secondFactor},
+		{pattern: "GET " + setPasswordPath, public: true, handle: setPasswordPage},
+		{pattern: "POST " + setPasswordPath, public: true, handle: setPassword},
+		{pattern: "POST " + Prefix + "sign-out", beforeTOTP: true, handle: signOut},
+
+		// The signed-in user's own account (account.go): all a user may
+		// open while the organization requires a second factor they lack.
+		{pattern: "GET " + accountPath, beforeTOTP: true, handle: accountPage},
+		{pattern: "POST " + accountPath + "/password", beforeTOTP: true, handle: accountPassword},
+		{pattern: "POST " + accountPath + "/two-factor/start", beforeTOTP: true, handle: accountTOTPStart},
+		{pattern: "POST " + accountPath + "/two-factor", beforeTOTP: true, handle: accountTOTPConfirm},
+		{pattern: "POST " + accountPath + "/two-factor/off", beforeTOTP: true, handle: accountTOTPOff},
 
 		// The campaigns list (campaigns.go), the console's home.
 		{pattern: "GET " + Prefix + "{$}", handle: campaignsPage},

@@ -2,6 +2,7 @@ package console
 
 import (
 	"crypto/subtle"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -86,3 +87,24 @@ func safeNext(next string) string {
 
 // queryEscape escapes s for a query parameter value.
 func queryEscape(s string) string { return url.QueryEscape(s) }
+
+// signedIn returns s unless it waits for its second factor (a correct
+// password, no code yet), which makes a browser signed in for nothing but
+// the code page (secondfactor.go).
+func signedIn(s *session) *session {
+	if s == nil || s.SecondFactorPending {
+		return nil
+	}
+	return s
+}
+
+// peerAddress is the connection's peer address without its port: what the
+// sign-in throttle counts failures of (API.md 17), as the audit trail
+// records it.
+func peerAddress(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}

@@ -17,7 +17,7 @@ const (
 )
 
 // signIn signs in with key from the sign-in page: types the key into the
-// field labelled "API key", presses "Sign in", and waits for the console's
+// field labelled "API key", presses "Sign in with the key", and waits for the console's
 // first page (the campaigns list).
 func (tb *tab) signIn(key string) {
 	tb.t.Helper()
@@ -31,7 +31,7 @@ func (tb *tab) signIn(key string) {
 func (tb *tab) submitSignIn(key string) {
 	tb.t.Helper()
 	tb.fill("API key", key)
-	tb.clickButton("Sign in")
+	tb.clickButton("Sign in with the key")
 }
 
 // clickButton clicks the first visible button (or submit input, or link

@@ -15,13 +15,14 @@ import (
 
 // signedOutPages are console pages to open signed out: "/" and "/console"
 // (which lead to the console's home), and every GET page the console
-// registers but the sign-in ones, with 1 for each path wildcard.
+// registers but the sign-in ones and the set-password page (public: it
+// answers a link), with 1 for each path wildcard.
 func signedOutPages(t *testing.T) []string {
 	t.Helper()
 	pages := []string{"/", "/console", consoleHome}
 	for _, pattern := range console.Routes() {
 		method, path, ok := strings.Cut(pattern, " ")
-		if !ok || method != http.MethodGet || strings.HasPrefix(path, signInPath) {
+		if !ok || method != http.MethodGet || strings.HasPrefix(path, signInPath) || path == setPasswordPath {
 			continue
 		}
 		path = strings.TrimSuffix(path, "{$}")
