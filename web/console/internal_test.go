@@ -3,6 +3,8 @@ package console
 import (
 	"net/http/httptest"
 	"testing"
+
+	"github.com/outdial/outdial/store"
 	"time"
 )
 
@@ -80,7 +82,7 @@ func TestRewriteImports(t *testing.T) {
 // static file fingerprints (the console parses and fingerprints them on
 // first use, not at start-up: a broken one fails here).
 func TestTemplatesParse(t *testing.T) {
-	tmpls := mustParseTemplates(templateFS)
+	tmpls := mustParseTemplates(templateFS, store.RoleAdmin)
 	if len(tmpls) < 10 {
 		t.Fatalf("%d page templates", len(tmpls))
 	}
