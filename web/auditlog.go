@@ -10,6 +10,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/web/wire"
 )
 
 // Reading the audit trail (API.md 17): admins only, oldest first, in pages
@@ -18,29 +19,11 @@ import (
 // (serve --audit-retention).
 
 // auditEntryJSON is an entry as the API shows it.
-type auditEntryJSON struct {
-	ID      int64           `json:"id"`
-	At      string          `json:"at"`
-	Actor   auditActorJSON  `json:"actor"`
-	Action  string          `json:"action"`
-	Method  string          `json:"method"`
-	Route   string          `json:"route"`
-	Target  auditTargetJSON `json:"target"`
-	Changes json.RawMessage `json:"changes"`
-	Status  int             `json:"status"`
-	Address string          `json:"address"`
-}
+type auditEntryJSON = wire.AuditEntry
 
-type auditActorJSON struct {
-	Type string `json:"type"`
-	ID   int64  `json:"id"`
-	Name string `json:"name"`
-}
+type auditActorJSON = wire.AuditActor
 
-type auditTargetJSON struct {
-	Type string `json:"type"`
-	ID   *int64 `json:"id"`
-}
+type auditTargetJSON = wire.AuditTarget
 
 func auditOut(e store.AuditEntry) auditEntryJSON {
 	changes := e.Changes

@@ -8,21 +8,14 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/web/wire"
 )
 
 // Users and API keys of an organization (API.md 17); admins only
 // (roles.go).
 
 // userJSON is a user as the API shows it.
-type userJSON struct {
-	ID             int64  `json:"id"`
-	Email          string `json:"email"`
-	Role           string `json:"role"`
-	Disabled       bool   `json:"disabled"`
-	TOTPEnabled    bool   `json:"totp_enabled"`
-	CreatedAt      string `json:"created_at"`
-	SetPasswordURL string `json:"set_password_url,omitempty"`
-}
+type userJSON = wire.User
 
 func userOut(u store.User) userJSON {
 	return userJSON{ID: u.ID, Email: u.Email, Role: string(u.Role), Disabled: u.Disabled, TOTPEnabled: u.TOTPEnabled, CreatedAt: ts(u.CreatedAt)}
@@ -141,15 +134,7 @@ func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request, ps httproute
 
 // apiKeyJSON is an API key as the API shows it; Key only in the answer
 // that created it.
-type apiKeyJSON struct {
-	ID         int64   `json:"id"`
-	Name       string  `json:"name"`
-	Role       string  `json:"role"`
-	Prefix     string  `json:"prefix"`
-	CreatedAt  string  `json:"created_at"`
-	LastUsedAt *string `json:"last_used_at,omitempty"`
-	Key        string  `json:"key,omitempty"`
-}
+type apiKeyJSON = wire.APIKey
 
 func apiKeyOut(k store.APIKey) apiKeyJSON {
 	out := apiKeyJSON{ID: k.ID, Name: k.Name, Role: string(k.Role), Prefix: k.Prefix, CreatedAt: ts(k.CreatedAt)}
@@ -214,9 +199,7 @@ func (s *Server) deleteAPIKey(w http.ResponseWriter, r *http.Request, ps httprou
 }
 
 // securityJSON is the organization's security settings.
-type securityJSON struct {
-	RequireTOTP bool `json:"require_totp"`
-}
+type securityJSON = wire.Security
 
 func (s *Server) getSecurity(w http.ResponseWriter, r *http.Request, _ httprouter.Params, org int64) error {
 	sec, err := s.db.OrganizationSecurity(r.Context(), org)

@@ -61,20 +61,12 @@ func (a apiClient) do(method, path string, body, out any) error {
 		}
 		rd = bytes.NewReader(data)
 	}
-	req, err := http.NewRequestWithContext(a.r.Context(), method, path, rd)
+	req, err := a.request(method, path, rd, "application/json")
 	if err != nil {
-		return fmt.Errorf("api request %s %s: %w", method, path, err)
+		return err
 	}
-	req.Host, req.RemoteAddr, req.RequestURI = a.r.Host, a.r.RemoteAddr, path
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json")
-	if a.s != nil {
-		req.AddCookie(&http.Cookie{Name: SessionCookie, Value: a.s.token})
-		if method != http.MethodGet && method != http.MethodHead {
-			req.Header.Set(CSRFHeader, a.s.CSRFToken)
-		}
 	}
 	rec := &recorder{header: http.Header{}}
 	a.c.apiH.ServeHTTP(rec, req)
@@ -94,6 +86,26 @@ func (a apiClient) do(method, path string, body, out any) error {
 		return fmt.Errorf("decode api %s %s: %w", method, path, err)
 	}
 	return nil
+}
+
+// request builds the in-process API request method path (with its query)
+// accepting accept, as the browser of a.r, signed in with a.s: the
+// session's cookie, and its CSRF token when the request changes something
+// (the console has checked the browser's own before calling).
+func (a apiClient) request(method, path string, body io.Reader, accept string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(a.r.Context(), method, path, body)
+	if err != nil {
+		return nil, fmt.Errorf("api request %s %s: %w", method, path, err)
+	}
+	req.Host, req.RemoteAddr, req.RequestURI = a.r.Host, a.r.RemoteAddr, path
+	req.Header.Set("Accept", accept)
+	if a.s != nil {
+		req.AddCookie(&http.Cookie{Name: SessionCookie, Value: a.s.token})
+		if method != http.MethodGet && method != http.MethodHead {
+			req.Header.Set(CSRFHeader, a.s.CSRFToken)
+		}
+	}
+	return req, nil
 }
 
 // decodeAPIError reads the contract's error body ({"detail": string} or a

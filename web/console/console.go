@@ -34,6 +34,10 @@
 //	workflows.go   the workflows list and delete (workflows_edit.go: the
 //	               definition editor's pages and forms; static/workflow*.js:
 //	               its list of nodes and edges, drawing and problems)
+//	users.go       users (invite, role, disable, delete) and the
+//	               organization's two-factor toggle (admins)
+//	apikeys.go     API keys: create (shown once), revoke (admins)
+//	audit.go       the audit trail: filters, pages, the JSON Lines export
 //	templates/     layout.html (the frame of every page) and one file per page
 //	static/        console.css and the ES modules (console.js is shared)
 //
@@ -47,7 +51,12 @@
 //     view (pages.go) as dot: .Data is what the handler passed, .CSRF the
 //     session's token (forms that change something carry it as the hidden
 //     field csrf_token), .Now the console's clock. Template functions:
-//     asset, percent, ago, bound (a campaign field's range) (pages.go).
+//     asset, percent, ago, bound (a campaign field's range), and can
+//     (pages.go): {{if can "POST /api/v1/campaign/:campaign_id/start"}}
+//     wraps a control the session's role may use (web/roles, the table
+//     the API enforces, with the API's route pattern). A page shows only
+//     what its role may use; its handlers still send everything to the
+//     API, which decides (403): never a check of the console's own.
 //
 //  2. thing.go holds the handlers, which decode the API's answers into
 //     its body types (web/wire; a body the console is the first to read is
@@ -66,8 +75,9 @@
 //
 //     {pattern: "GET " + Prefix + "things/{id}", handle: thingPage},
 //
-// The navigation (pages.go) already links every section; render's nav
-// argument marks the current one.
+// The navigation (pages.go) already links every section (an entry with
+// Need only for a role that may use it); render's nav argument marks the
+// current one.
 //
 // A route's pattern is an http.ServeMux pattern with its method; a GET
 // pattern answers HEAD too. Every route but the public ones (sign-in,

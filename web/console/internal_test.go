@@ -3,6 +3,8 @@ package console
 import (
 	"net/http/httptest"
 	"testing"
+
+	"github.com/outdial/outdial/store"
 	"time"
 )
 
@@ -80,7 +82,7 @@ func TestRewriteImports(t *testing.T) {
 // static file fingerprints (the console parses and fingerprints them on
 // first use, not at start-up: a broken one fails here).
 func TestTemplatesParse(t *testing.T) {
-	tmpls := mustParseTemplates(templateFS)
+	tmpls := mustParseTemplates(templateFS, store.RoleAdmin)
 	if len(tmpls) < 10 {
 		t.Fatalf("%d page templates", len(tmpls))
 	}
@@ -91,6 +93,35 @@ func TestTemplatesParse(t *testing.T) {
 	for _, a := range assets {
 		if gz := a.compressed(); gz != nil && len(gz) >= len(a.body) {
 			t.Fatalf("%s: compressed %d bytes >= %d", a.url, len(gz), len(a.body))
+		}
+	}
+}
+
+// canDo answers what web/roles answers, for the three roles and no
+// session, and refuses an operation the API has no route for.
+func TestCanDo(t *testing.T) {
+	tests := []struct {
+		op                            string
+		none, viewer, operator, admin bool
+	}{
+		{"GET /api/v1/campaign", false, true, true, true},
+		{"POST /api/v1/campaign/:campaign_id/start", false, false, true, true},
+		{"POST /api/v1/suppressions", false, false, true, true},
+		{"DELETE /api/v1/suppressions/:suppression_id", false, false, false, true},
+		{"PUT /api/v1/organizations/compliance", false, false, false, true},
+		{"GET /api/v1/users", false, false, false, true},
+	}
+	for _, tt := range tests {
+		for role, want := range map[store.Role]bool{"": tt.none, store.RoleViewer: tt.viewer, store.RoleOperator: tt.operator, store.RoleAdmin: tt.admin} {
+			got, err := canDo(role, tt.op)
+			if err != nil || got != want {
+				t.Errorf("canDo(%q, %q) = %v, %v; want %v", role, tt.op, got, err, want)
+			}
+		}
+	}
+	for _, bad := range []string{"POST /api/v1/campaign/{id}/start", "POST", "GET /api/v1/nothing"} {
+		if _, err := canDo(store.RoleAdmin, bad); err == nil {
+			t.Errorf("canDo(%q) has no error", bad)
 		}
 	}
 }

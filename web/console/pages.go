@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/web/roles"
 	"github.com/outdial/outdial/web/wire"
 )
 
@@ -43,18 +45,41 @@ type handlerFunc func(c *Console, w http.ResponseWriter, r *http.Request, s *ses
 
 // navigation is the header's links, in order. A page marks its own with
 // the nav argument of render (the entry's Key; "" marks none).
+// An entry with Need is shown only to a role the API allows that
+// operation ("METHOD pattern", as the template function can takes it).
 var navigation = []navEntry{
-	{"campaigns", "Campaigns", Prefix + "campaigns"},
-	{"new-campaign", "New campaign", Prefix + "campaigns/new"},
-	{"telephony", "Telephony", Prefix + "telephony"},
-	{"workflows", "Workflows", Prefix + "workflows"},
-	{"suppressions", "Suppressions", Prefix + "suppressions"},
-	{"compliance", "Compliance", Prefix + "compliance"},
+	{"campaigns", "Campaigns", Prefix + "campaigns", ""},
+	{"new-campaign", "New campaign", Prefix + "campaigns/new", "POST /api/v1/campaign"},
+	{"telephony", "Telephony", Prefix + "telephony", ""},
+	{"workflows", "Workflows", Prefix + "workflows", ""},
+	{"suppressions", "Suppressions", Prefix + "suppressions", ""},
+	{"compliance", "Compliance", Prefix + "compliance", ""},
+	{"users", "Users", usersPath, "GET /api/v1/users"},
+	{"api-keys", "API keys", apiKeysPath, "GET /api/v1/api-keys"},
+	{"audit", "Audit", auditPath, "GET /api/v1/audit"},
 }
 
 // navEntry is one link of the header's navigation.
 type navEntry struct {
 	Key, Label, Href string
+	// Need is the API operation whose role the link needs ("" for every
+	// role).
+	Need string
+}
+
+// navigationFor returns the navigation entries role may use.
+func navigationFor(role store.Role) []navEntry {
+	out := make([]navEntry, 0, len(navigation))
+	for _, n := range navigation {
+		if n.Need == "" {
+			out = append(out, n)
+			continue
+		}
+		if ok, err := canDo(role, n.Need); err == nil && ok {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // view is what every template gets as dot.
@@ -78,18 +103,45 @@ type view struct {
 //go:embed templates/*.html
 var templateFS embed.FS
 
-// templates returns the map of each page template's file name to the
-// layout and that page, parsed once, at the first page rendered (parsing
-// them all takes a few milliseconds, which the service's start-up no
-// longer waits for; TestTemplatesParse parses them in every test run).
-var templates = sync.OnceValue(func() map[string]*template.Template { return mustParseTemplates(templateFS) })
+// templates returns, for each role (and "" for no session), the map of
+// each page template's file name to the layout and that page, with the
+// template function can answering for that role. They are parsed once, at
+// the first page rendered (parsing them all takes a few milliseconds, which
+// the service's start-up no longer waits for; TestTemplatesParse parses
+// them in every test run). One set per role keeps can a plain function of
+// its argument: html/template cannot rebind a function per execution.
+var templates = sync.OnceValue(func() map[store.Role]map[string]*template.Template {
+	out := make(map[store.Role]map[string]*template.Template, len(store.Roles())+1)
+	for _, role := range append(store.Roles(), "") {
+		out[role] = mustParseTemplates(templateFS, role)
+	}
+	return out
+})
 
-// templateFuncs are the functions every template may call.
+// templateFuncs are the functions every template may call, but can, which
+// mustParseTemplates adds for its role.
 var templateFuncs = template.FuncMap{
 	"asset":   assetURL,
 	"percent": percent,
 	"ago":     ago,
 	"bound":   bound,
+}
+
+// canDo reports whether role may call op, "METHOD /api/v1/pattern" with
+// the API's route pattern (":campaign_id" wildcards, as web/roles lists
+// them): what the API would not refuse with 403. An op the API has no
+// such route for is an error, so a mistyped one stops the page (and its
+// test) rather than hiding a control for good. The empty role (no
+// session) may do nothing.
+func canDo(role store.Role, op string) (bool, error) {
+	method, pattern, ok := strings.Cut(op, " ")
+	if !ok {
+		return false, fmt.Errorf("can %q: want \"METHOD /api/v1/pattern\"", op)
+	}
+	if _, known := roles.Of(method, pattern); !known {
+		return false, fmt.Errorf("can %q: the API has no such route with a role", op)
+	}
+	return roles.Allowed(role, method, pattern), nil
 }
 
 // bound is the API's range of the campaign's number field name (its name
@@ -106,8 +158,13 @@ func bound(name string) (wire.Bound, error) {
 // mustParseTemplates parses templates/layout.html with each other
 // templates/*.html; a template that does not parse stops the binary at
 // start-up (and every test).
-func mustParseTemplates(fsys fs.FS) map[string]*template.Template {
-	layout := template.Must(template.New("layout.html").Funcs(templateFuncs).ParseFS(fsys, "templates/layout.html"))
+//
+// The template function can (`{{if can "POST /api/v1/campaign"}}`) answers
+// canDo for role: pages show only the controls the signed-in role may use.
+// It only hides them: the API decides every request the console sends.
+func mustParseTemplates(fsys fs.FS, role store.Role) map[string]*template.Template {
+	funcs := template.FuncMap{"can": func(op string) (bool, error) { return canDo(role, op) }}
+	layout := template.Must(template.New("layout.html").Funcs(templateFuncs).Funcs(funcs).ParseFS(fsys, "templates/layout.html"))
 	names, err := fs.Glob(fsys, "templates/*.html")
 	if err != nil {
 		panic(err)
@@ -133,11 +190,19 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, s *session, nam
 // in full before anything is sent, so a template error is an error page,
 // not half a page.
 func (c *Console) renderStatus(w http.ResponseWriter, r *http.Request, s *session, status int, name, title, nav string, data any) error {
-	t, ok := templates()[name]
+	var role store.Role
+	if s != nil {
+		role = s.Role
+	}
+	set, ok := templates()[role]
+	if !ok {
+		set = templates()[""] // a role the console does not know may do nothing
+	}
+	t, ok := set[name]
 	if !ok {
 		return fmt.Errorf("console: no template %q", name)
 	}
-	v := view{Title: title, Nav: nav, Navigation: navigation, Now: c.now(), Data: data}
+	v := view{Title: title, Nav: nav, Navigation: navigationFor(role), Now: c.now(), Data: data}
 	if s != nil {
 		v.SignedIn, v.CSRF = true, s.CSRFToken
 	}

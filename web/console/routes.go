@@ -77,5 +77,20 @@ func routes() []route {
 		// The compliance policy (compliance.go).
 		{pattern: "GET " + Prefix + "compliance", handle: compliancePage},
 		{pattern: "POST " + Prefix + "compliance", handle: complianceSave},
+
+		// Users and the organization's security toggle (users.go), API
+		// keys (apikeys.go) and the audit trail (audit.go): admins'.
+		{pattern: "GET " + usersPath, handle: usersPage},
+		{pattern: "POST " + usersPath, handle: userInvite},
+		{pattern: "POST " + usersPath + "/security", handle: securitySave},
+		{pattern: "POST " + usersPath + "/{id}", handle: userChange},
+		{pattern: "GET " + usersPath + "/{id}/delete", handle: userDeleteConfirm},
+		{pattern: "POST " + usersPath + "/{id}/delete", handle: userDelete},
+		{pattern: "GET " + apiKeysPath, handle: apiKeysPage},
+		{pattern: "POST " + apiKeysPath, handle: apiKeyCreate},
+		{pattern: "GET " + apiKeysPath + "/{id}/revoke", handle: apiKeyRevokeConfirm},
+		{pattern: "POST " + apiKeysPath + "/{id}/revoke", handle: apiKeyRevoke},
+		{pattern: "GET " + auditPath, handle: auditPage},
+		{pattern: "GET " + auditPath + "/export", handle: auditExport},
 	}
 }

@@ -268,6 +268,9 @@ type confirmPage struct {
 	Action, Button   string
 	Back             string
 	Error            string
+	// Need is the API operation the button calls (for the template
+	// function can: a role that may not gets no button).
+	Need string
 }
 
 // deleteConfigConfirm is the confirmation page of deleting cfg.
@@ -276,7 +279,7 @@ func deleteConfigConfirm(cfg wire.TelephonyConfig) confirmPage {
 	if cfg.PhoneNumberCount > 0 {
 		msg += fmt.Sprintf(" with its phone numbers (%d active)", cfg.PhoneNumberCount)
 	}
-	return confirmPage{Heading: "Delete " + cfg.Name + "?", Message: msg + ". This cannot be undone.",
+	return confirmPage{Need: "DELETE /api/v1/organizations/telephony-configs/:config_id", Heading: "Delete " + cfg.Name + "?", Message: msg + ". This cannot be undone.",
 		Action: fmt.Sprintf("%stelephony/%d/delete", Prefix, cfg.ID), Button: "Delete configuration",
 		Back: fmt.Sprintf("%stelephony/%d", Prefix, cfg.ID)}
 }

@@ -143,7 +143,8 @@ func findNumber(api apiClient, id, nid int64) (wire.PhoneNumber, bool, error) {
 // deleteNumberConfirm is the confirmation page of deleting number n of
 // configuration id.
 func deleteNumberConfirm(id int64, n wire.PhoneNumber) confirmPage {
-	return confirmPage{Heading: "Delete " + n.AddressNormalized + "?",
+	return confirmPage{Need: "DELETE /api/v1/organizations/telephony-configs/:config_id/phone-numbers/:phone_number_id",
+		Heading: "Delete " + n.AddressNormalized + "?",
 		Message: fmt.Sprintf("The phone number %s will be deleted from this configuration; campaigns no longer call from it.", n.AddressNormalized),
 		Action:  fmt.Sprintf("%stelephony/%d/numbers/%d/delete", Prefix, id, n.ID), Button: "Delete phone number",
 		Back: fmt.Sprintf("%stelephony/%d#numbers", Prefix, id)}

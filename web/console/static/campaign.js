@@ -53,8 +53,11 @@ function applyState(st) {
   setText(badge, st);
   badge.className = "state state-" + st.replace(/[^a-z_]/g, "");
   for (const form of root.querySelectorAll("form[data-op]")) form.hidden = !allowed(form.dataset.op, st);
-  field("settings").hidden = !allowed("edit", st);
-  field("redial").hidden = !allowed("redial", st);
+  // A role that may not change the campaign gets neither section.
+  for (const [name, op] of [["settings", "edit"], ["redial", "redial"]]) {
+    const section = field(name);
+    if (section) section.hidden = !allowed(op, st);
+  }
   if (changed && finalStates.has(st)) diagnosis.now();
   else if (changed) diagnosis.soon();
 }
