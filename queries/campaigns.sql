@@ -108,15 +108,3 @@ SELECT state, COUNT(*) AS n FROM campaigns GROUP BY state;
 SELECT id FROM campaigns
 WHERE organization_id = @organization_id AND state IN ('draft', 'running', 'paused') AND visibility = 'visible'
 ORDER BY id DESC LIMIT CAST(sqlc.arg('limit') AS BIGINT);
-
--- name: AddFoldedCampaignCounts :exec
--- A batch's additions to campaign @id's counters, folded (store/batchcounts.go):
--- AddCampaignCounts's, with a count per outcome.
-UPDATE campaigns
-SET processed_rows = processed_rows + @processed, failed_rows = failed_rows + @failed,
-    executed_count = executed_count + @executed, total_queued_count = total_queued_count + @queued,
-    calls_answered = calls_answered + @answered, calls_voicemail = calls_voicemail + @voicemail,
-    calls_busy = calls_busy + @busy, calls_no_answer = calls_no_answer + @no_answer,
-    calls_failed = calls_failed + @calls_failed, calls_canceled = calls_canceled + @canceled,
-    calls_unknown = calls_unknown + @unknown, calls_suppressed = calls_suppressed + @suppressed
-WHERE id = @id;

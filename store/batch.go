@@ -151,13 +151,12 @@ func (db *DB) runBatch(batch []batchOp) {
 func (db *DB) commitBatch(live []batchOp) {
 	if len(live) > 1 {
 		err := db.inTx(context.Background(), func(q sqlcdb.Querier) error {
-			f := foldCounts(q)
 			for _, op := range live {
-				if err := op.fn(f); err != nil {
+				if err := op.fn(q); err != nil {
 					return err
 				}
 			}
-			return f.flush(context.Background())
+			return nil
 		})
 		if err == nil {
 			for _, op := range live {

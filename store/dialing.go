@@ -224,13 +224,8 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 		if err := q.AddCampaignCounts(ctx, sqlcdb.AddCampaignCountsParams{Processed: 1, Failed: failed, Executed: executed, Outcome: u.Outcome, ID: r.CampaignID}); err != nil {
 			return fmt.Errorf("count contact: %w", err)
 		}
-		// The counts of a batch are written at its end: the completion,
-		// which reads them, comes after.
-		return afterCounts(q, func(q sqlcdb.Querier) error {
-			var err error
-			res.Completed, err = db.completeIfDone(ctx, q, r.CampaignID, u.At)
-			return err
-		})
+		res.Completed, err = db.completeIfDone(ctx, q, r.CampaignID, u.At)
+		return err
 	})
 	return res, err
 }

@@ -13,10 +13,6 @@ func (p pgQuerier) AddCampaignCounts(ctx context.Context, arg sqlcdb.AddCampaign
 	return p.q.AddCampaignCounts(ctx, pgdb.AddCampaignCountsParams(arg))
 }
 
-func (p pgQuerier) AddFoldedCampaignCounts(ctx context.Context, arg sqlcdb.AddFoldedCampaignCountsParams) error {
-	return p.q.AddFoldedCampaignCounts(ctx, pgdb.AddFoldedCampaignCountsParams(arg))
-}
-
 func (p pgQuerier) CampaignCountsByState(ctx context.Context) ([]sqlcdb.CampaignCountsByStateRow, error) {
 	rs, err := p.q.CampaignCountsByState(ctx)
 	if err != nil {

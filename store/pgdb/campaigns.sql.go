@@ -50,54 +50,6 @@ func (q *Queries) AddCampaignCounts(ctx context.Context, arg AddCampaignCountsPa
 	return err
 }
 
-const addFoldedCampaignCounts = `-- name: AddFoldedCampaignCounts :exec
-UPDATE campaigns
-SET processed_rows = processed_rows + $1, failed_rows = failed_rows + $2,
-    executed_count = executed_count + $3, total_queued_count = total_queued_count + $4,
-    calls_answered = calls_answered + $5, calls_voicemail = calls_voicemail + $6,
-    calls_busy = calls_busy + $7, calls_no_answer = calls_no_answer + $8,
-    calls_failed = calls_failed + $9, calls_canceled = calls_canceled + $10,
-    calls_unknown = calls_unknown + $11, calls_suppressed = calls_suppressed + $12
-WHERE id = $13
-`
-
-type AddFoldedCampaignCountsParams struct {
-	Processed   int64
-	Failed      int64
-	Executed    int64
-	Queued      int64
-	Answered    int64
-	Voicemail   int64
-	Busy        int64
-	NoAnswer    int64
-	CallsFailed int64
-	Canceled    int64
-	Unknown     int64
-	Suppressed  int64
-	ID          int64
-}
-
-// A batch's additions to campaign @id's counters, folded (store/batchcounts.go):
-// AddCampaignCounts's, with a count per outcome.
-func (q *Queries) AddFoldedCampaignCounts(ctx context.Context, arg AddFoldedCampaignCountsParams) error {
-	_, err := q.db.Exec(ctx, addFoldedCampaignCounts,
-		arg.Processed,
-		arg.Failed,
-		arg.Executed,
-		arg.Queued,
-		arg.Answered,
-		arg.Voicemail,
-		arg.Busy,
-		arg.NoAnswer,
-		arg.CallsFailed,
-		arg.Canceled,
-		arg.Unknown,
-		arg.Suppressed,
-		arg.ID,
-	)
-	return err
-}
-
 const campaignCountsByState = `-- name: CampaignCountsByState :many
 SELECT state, COUNT(*) AS n FROM campaigns GROUP BY state
 `

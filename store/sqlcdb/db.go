@@ -30,9 +30,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.addCampaignCountsStmt, err = db.PrepareContext(ctx, addCampaignCounts); err != nil {
 		return nil, fmt.Errorf("error preparing query AddCampaignCounts: %w", err)
 	}
-	if q.addFoldedCampaignCountsStmt, err = db.PrepareContext(ctx, addFoldedCampaignCounts); err != nil {
-		return nil, fmt.Errorf("error preparing query AddFoldedCampaignCounts: %w", err)
-	}
 	if q.addZoneContactsStmt, err = db.PrepareContext(ctx, addZoneContacts); err != nil {
 		return nil, fmt.Errorf("error preparing query AddZoneContacts: %w", err)
 	}
@@ -640,11 +637,6 @@ func (q *Queries) Close() error {
 	if q.addCampaignCountsStmt != nil {
 		if cerr := q.addCampaignCountsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing addCampaignCountsStmt: %w", cerr)
-		}
-	}
-	if q.addFoldedCampaignCountsStmt != nil {
-		if cerr := q.addFoldedCampaignCountsStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing addFoldedCampaignCountsStmt: %w", cerr)
 		}
 	}
 	if q.addZoneContactsStmt != nil {
@@ -1678,7 +1670,6 @@ type Queries struct {
 	tx                                      *sql.Tx
 	activeSuppressionStmt                   *sql.Stmt
 	addCampaignCountsStmt                   *sql.Stmt
-	addFoldedCampaignCountsStmt             *sql.Stmt
 	addZoneContactsStmt                     *sql.Stmt
 	advanceQueuedThroughStmt                *sql.Stmt
 	authenticateAPIKeyStmt                  *sql.Stmt
@@ -1885,7 +1876,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		tx:                                      tx,
 		activeSuppressionStmt:                   q.activeSuppressionStmt,
 		addCampaignCountsStmt:                   q.addCampaignCountsStmt,
-		addFoldedCampaignCountsStmt:             q.addFoldedCampaignCountsStmt,
 		addZoneContactsStmt:                     q.addZoneContactsStmt,
 		advanceQueuedThroughStmt:                q.advanceQueuedThroughStmt,
 		authenticateAPIKeyStmt:                  q.authenticateAPIKeyStmt,

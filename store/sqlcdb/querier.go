@@ -20,9 +20,6 @@ type Querier interface {
 	// outcome, when not '', is the outcome of a call that ended (the snapshot's
 	// outcomes, API.md 10).
 	AddCampaignCounts(ctx context.Context, arg AddCampaignCountsParams) error
-	// A batch's additions to campaign @id's counters, folded (store/batchcounts.go):
-	// AddCampaignCounts's, with a count per outcome.
-	AddFoldedCampaignCounts(ctx context.Context, arg AddFoldedCampaignCountsParams) error
 	// Campaign @campaign_id has @contacts contacts more with timezone value
 	// @timezone (an import or a redial publishing its counts).
 	AddZoneContacts(ctx context.Context, arg AddZoneContactsParams) error
