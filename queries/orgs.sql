@@ -52,3 +52,22 @@ SELECT * FROM api_keys WHERE id = @id;
 SELECT api_keys.id, api_keys.organization_id, api_keys.name, api_keys.role, api_keys.last_used_at
 FROM api_keys WHERE key_hash = @key_hash AND revoked_at IS NULL;
 
+
+-- name: GetOrganizationLimits :one
+SELECT max_concurrent_calls FROM organizations WHERE id = @id;
+
+-- name: SetOrganizationLimits :execrows
+UPDATE organizations SET max_concurrent_calls = @max_concurrent_calls WHERE id = @id;
+
+-- name: OrganizationActiveAttempts :many
+-- The attempts of organization @organization_id dialing or in flight, per
+-- campaign (any state: a paused campaign's calls in flight hold agents too).
+SELECT a.campaign_id, count(*) AS in_flight FROM call_attempts a JOIN campaigns c ON c.id = a.campaign_id
+WHERE c.organization_id = @organization_id AND a.state IN ('dialing', 'in_flight')
+GROUP BY a.campaign_id;
+
+-- name: OrganizationReadyCampaigns :many
+-- The organization's running campaigns that may have contacts ready at
+-- @now (none waits for a later due time): those sharing its limit.
+SELECT id FROM campaigns
+WHERE organization_id = @organization_id AND state = 'running' AND (next_dial_at IS NULL OR next_dial_at <= @now);

@@ -90,15 +90,38 @@ func str(s string) sql.NullString { return sql.NullString{String: s, Valid: s !=
 // changed hands the claim fails with ErrLeaseLost, and when the campaign is
 // no longer running (paused on another node) nothing is claimed.
 func (db *DB) ClaimAttempts(ctx context.Context, l Lease, now, deadline time.Time, timezones []string, max int) ([]*Attempt, error) {
+	claimed, _, err := db.ClaimAttemptsShared(ctx, l, now, deadline, timezones, max, OrgShare{})
+	return claimed, err
+}
+
+// ClaimAttemptsShared is ClaimAttempts under the organization's limit
+// share (orglimits.go): it claims at most what the organization's slots
+// allow the campaign now, and reports whether that held it below max.
+func (db *DB) ClaimAttemptsShared(ctx context.Context, l Lease, now, deadline time.Time, timezones []string, max int,
+	share OrgShare) ([]*Attempt, bool, error) {
 	tz, _ := json.Marshal(timezones)
 	campaignID := l.CampaignID
 	var rows []sqlcdb.CallAttempt
+	var held bool
 	err := db.inDurableBatch(ctx, func(q sqlcdb.Querier) error {
-		rows = nil
+		rows, held = nil, false
 		if err := db.checkLease(ctx, q, l, true); errors.Is(err, errNotRunning) {
 			return nil
 		} else if err != nil {
 			return err
+		}
+		max := max
+		if share.Limit > 0 {
+			allowed, err := orgAllowance(ctx, q, share, campaignID, now.UnixMilli())
+			if err != nil {
+				return err
+			}
+			if allowed < max {
+				max, held = allowed, true
+			}
+			if max == 0 {
+				return nil
+			}
 		}
 		var err error
 		rows, err = claimWithQueueing(ctx, q, campaignID, max, func(n int) ([]sqlcdb.CallAttempt, error) {
@@ -110,13 +133,13 @@ func (db *DB) ClaimAttempts(ctx context.Context, l Lease, now, deadline time.Tim
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("claim attempts: %w", err)
+		return nil, false, fmt.Errorf("claim attempts: %w", err)
 	}
 	out := make([]*Attempt, len(rows))
 	for i, r := range rows {
 		out[i] = attemptFromRow(r)
 	}
-	return out, nil
+	return out, held, nil
 }
 
 // CountActiveAttempts returns how many attempts of the campaign are dialing

@@ -44,6 +44,10 @@ func (p pgQuerier) GetOrganizationByName(ctx context.Context, name string) (sqlc
 	return sqlcdb.Organization(r), err
 }
 
+func (p pgQuerier) GetOrganizationLimits(ctx context.Context, id int64) (sql.NullInt64, error) {
+	return p.q.GetOrganizationLimits(ctx, id)
+}
+
 func (p pgQuerier) GetOrganizationSecurity(ctx context.Context, id int64) (int64, error) {
 	return p.q.GetOrganizationSecurity(ctx, id)
 }
@@ -76,12 +80,32 @@ func (p pgQuerier) LiveAPIKeyIDs(ctx context.Context, ids []int64) ([]int64, err
 	return p.q.LiveAPIKeyIDs(ctx, ids)
 }
 
+func (p pgQuerier) OrganizationActiveAttempts(ctx context.Context, organizationID int64) ([]sqlcdb.OrganizationActiveAttemptsRow, error) {
+	rs, err := p.q.OrganizationActiveAttempts(ctx, organizationID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sqlcdb.OrganizationActiveAttemptsRow, len(rs))
+	for i, r := range rs {
+		out[i] = sqlcdb.OrganizationActiveAttemptsRow(r)
+	}
+	return out, nil
+}
+
+func (p pgQuerier) OrganizationReadyCampaigns(ctx context.Context, arg sqlcdb.OrganizationReadyCampaignsParams) ([]int64, error) {
+	return p.q.OrganizationReadyCampaigns(ctx, pgdb.OrganizationReadyCampaignsParams(arg))
+}
+
 func (p pgQuerier) RevokeAPIKey(ctx context.Context, arg sqlcdb.RevokeAPIKeyParams) (int64, error) {
 	return p.q.RevokeAPIKey(ctx, pgdb.RevokeAPIKeyParams(arg))
 }
 
 func (p pgQuerier) RevokeOrgAPIKey(ctx context.Context, arg sqlcdb.RevokeOrgAPIKeyParams) (int64, error) {
 	return p.q.RevokeOrgAPIKey(ctx, pgdb.RevokeOrgAPIKeyParams(arg))
+}
+
+func (p pgQuerier) SetOrganizationLimits(ctx context.Context, arg sqlcdb.SetOrganizationLimitsParams) (int64, error) {
+	return p.q.SetOrganizationLimits(ctx, pgdb.SetOrganizationLimitsParams(arg))
 }
 
 func (p pgQuerier) SetOrganizationRequireTOTP(ctx context.Context, arg sqlcdb.SetOrganizationRequireTOTPParams) (int64, error) {

@@ -209,10 +209,11 @@ type NumberCall struct {
 }
 
 type Organization struct {
-	ID          int64
-	Name        string
-	CreatedAt   int64
-	RequireTotp int64
+	ID                 int64
+	Name               string
+	CreatedAt          int64
+	RequireTotp        int64
+	MaxConcurrentCalls sql.NullInt64
 }
 
 type PasswordLink struct {

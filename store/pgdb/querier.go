@@ -134,6 +134,7 @@ type Querier interface {
 	GetLease(ctx context.Context, campaignID int64) (CampaignLease, error)
 	GetOrganizationByID(ctx context.Context, id int64) (Organization, error)
 	GetOrganizationByName(ctx context.Context, name string) (Organization, error)
+	GetOrganizationLimits(ctx context.Context, id int64) (sql.NullInt64, error)
 	GetOrganizationSecurity(ctx context.Context, id int64) (int64, error)
 	GetPasswordLink(ctx context.Context, tokenHash []byte) (PasswordLink, error)
 	GetPhoneNumber(ctx context.Context, arg GetPhoneNumberParams) (PhoneNumber, error)
@@ -270,10 +271,16 @@ type Querier interface {
 	// The placements of a number after @since, oldest first: a range of the
 	// primary key's (organization, number) prefix.
 	NumberCallsSince(ctx context.Context, arg NumberCallsSinceParams) ([]int64, error)
+	// The attempts of organization @organization_id dialing or in flight, per
+	// campaign (any state: a paused campaign's calls in flight hold agents too).
+	OrganizationActiveAttempts(ctx context.Context, organizationID int64) ([]OrganizationActiveAttemptsRow, error)
 	// The nodes holding unexpired leases at @now on campaigns of organization
 	// @organization_id: the nodes that may be placing its calls.
 	OrganizationLeaseNodes(ctx context.Context, arg OrganizationLeaseNodesParams) ([]string, error)
 	OrganizationOfCampaign(ctx context.Context, id int64) (int64, error)
+	// The organization's running campaigns that may have contacts ready at
+	// @now (none waits for a later due time): those sharing its limit.
+	OrganizationReadyCampaigns(ctx context.Context, arg OrganizationReadyCampaignsParams) ([]int64, error)
 	// Campaigns that need a node and have none at @now: running ones whose
 	// lease is missing, expired or handed back, and others whose lease expired
 	// with calls still dialing or in flight (their deadlines need watching).
@@ -339,6 +346,7 @@ type Querier interface {
 	RunningCampaignIDs(ctx context.Context) ([]int64, error)
 	SaveCompliancePolicy(ctx context.Context, arg SaveCompliancePolicyParams) error
 	SetNextDialAt(ctx context.Context, arg SetNextDialAtParams) error
+	SetOrganizationLimits(ctx context.Context, arg SetOrganizationLimitsParams) (int64, error)
 	SetOrganizationRequireTOTP(ctx context.Context, arg SetOrganizationRequireTOTPParams) (int64, error)
 	SetRedialed(ctx context.Context, arg SetRedialedParams) (int64, error)
 	SetTOTPPending(ctx context.Context, arg SetTOTPPendingParams) (int64, error)

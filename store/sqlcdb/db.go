@@ -225,6 +225,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getOrganizationByNameStmt, err = db.PrepareContext(ctx, getOrganizationByName); err != nil {
 		return nil, fmt.Errorf("error preparing query GetOrganizationByName: %w", err)
 	}
+	if q.getOrganizationLimitsStmt, err = db.PrepareContext(ctx, getOrganizationLimits); err != nil {
+		return nil, fmt.Errorf("error preparing query GetOrganizationLimits: %w", err)
+	}
 	if q.getOrganizationSecurityStmt, err = db.PrepareContext(ctx, getOrganizationSecurity); err != nil {
 		return nil, fmt.Errorf("error preparing query GetOrganizationSecurity: %w", err)
 	}
@@ -414,11 +417,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.numberCallsSinceStmt, err = db.PrepareContext(ctx, numberCallsSince); err != nil {
 		return nil, fmt.Errorf("error preparing query NumberCallsSince: %w", err)
 	}
+	if q.organizationActiveAttemptsStmt, err = db.PrepareContext(ctx, organizationActiveAttempts); err != nil {
+		return nil, fmt.Errorf("error preparing query OrganizationActiveAttempts: %w", err)
+	}
 	if q.organizationLeaseNodesStmt, err = db.PrepareContext(ctx, organizationLeaseNodes); err != nil {
 		return nil, fmt.Errorf("error preparing query OrganizationLeaseNodes: %w", err)
 	}
 	if q.organizationOfCampaignStmt, err = db.PrepareContext(ctx, organizationOfCampaign); err != nil {
 		return nil, fmt.Errorf("error preparing query OrganizationOfCampaign: %w", err)
+	}
+	if q.organizationReadyCampaignsStmt, err = db.PrepareContext(ctx, organizationReadyCampaigns); err != nil {
+		return nil, fmt.Errorf("error preparing query OrganizationReadyCampaigns: %w", err)
 	}
 	if q.orphanedCampaignsStmt, err = db.PrepareContext(ctx, orphanedCampaigns); err != nil {
 		return nil, fmt.Errorf("error preparing query OrphanedCampaigns: %w", err)
@@ -515,6 +524,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.setNextDialAtStmt, err = db.PrepareContext(ctx, setNextDialAt); err != nil {
 		return nil, fmt.Errorf("error preparing query SetNextDialAt: %w", err)
+	}
+	if q.setOrganizationLimitsStmt, err = db.PrepareContext(ctx, setOrganizationLimits); err != nil {
+		return nil, fmt.Errorf("error preparing query SetOrganizationLimits: %w", err)
 	}
 	if q.setOrganizationRequireTOTPStmt, err = db.PrepareContext(ctx, setOrganizationRequireTOTP); err != nil {
 		return nil, fmt.Errorf("error preparing query SetOrganizationRequireTOTP: %w", err)
@@ -964,6 +976,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getOrganizationByNameStmt: %w", cerr)
 		}
 	}
+	if q.getOrganizationLimitsStmt != nil {
+		if cerr := q.getOrganizationLimitsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getOrganizationLimitsStmt: %w", cerr)
+		}
+	}
 	if q.getOrganizationSecurityStmt != nil {
 		if cerr := q.getOrganizationSecurityStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getOrganizationSecurityStmt: %w", cerr)
@@ -1279,6 +1296,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing numberCallsSinceStmt: %w", cerr)
 		}
 	}
+	if q.organizationActiveAttemptsStmt != nil {
+		if cerr := q.organizationActiveAttemptsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing organizationActiveAttemptsStmt: %w", cerr)
+		}
+	}
 	if q.organizationLeaseNodesStmt != nil {
 		if cerr := q.organizationLeaseNodesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing organizationLeaseNodesStmt: %w", cerr)
@@ -1287,6 +1309,11 @@ func (q *Queries) Close() error {
 	if q.organizationOfCampaignStmt != nil {
 		if cerr := q.organizationOfCampaignStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing organizationOfCampaignStmt: %w", cerr)
+		}
+	}
+	if q.organizationReadyCampaignsStmt != nil {
+		if cerr := q.organizationReadyCampaignsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing organizationReadyCampaignsStmt: %w", cerr)
 		}
 	}
 	if q.orphanedCampaignsStmt != nil {
@@ -1447,6 +1474,11 @@ func (q *Queries) Close() error {
 	if q.setNextDialAtStmt != nil {
 		if cerr := q.setNextDialAtStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing setNextDialAtStmt: %w", cerr)
+		}
+	}
+	if q.setOrganizationLimitsStmt != nil {
+		if cerr := q.setOrganizationLimitsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setOrganizationLimitsStmt: %w", cerr)
 		}
 	}
 	if q.setOrganizationRequireTOTPStmt != nil {
@@ -1735,6 +1767,7 @@ type Queries struct {
 	getLeaseStmt                            *sql.Stmt
 	getOrganizationByIDStmt                 *sql.Stmt
 	getOrganizationByNameStmt               *sql.Stmt
+	getOrganizationLimitsStmt               *sql.Stmt
 	getOrganizationSecurityStmt             *sql.Stmt
 	getPasswordLinkStmt                     *sql.Stmt
 	getPhoneNumberStmt                      *sql.Stmt
@@ -1798,8 +1831,10 @@ type Queries struct {
 	noteExecutedByProgressStmt              *sql.Stmt
 	noteZonesQueuedStmt                     *sql.Stmt
 	numberCallsSinceStmt                    *sql.Stmt
+	organizationActiveAttemptsStmt          *sql.Stmt
 	organizationLeaseNodesStmt              *sql.Stmt
 	organizationOfCampaignStmt              *sql.Stmt
+	organizationReadyCampaignsStmt          *sql.Stmt
 	orphanedCampaignsStmt                   *sql.Stmt
 	phoneAddressTakenStmt                   *sql.Stmt
 	pickAndTouchCallerIDStmt                *sql.Stmt
@@ -1832,6 +1867,7 @@ type Queries struct {
 	runningCampaignIDsStmt                  *sql.Stmt
 	saveCompliancePolicyStmt                *sql.Stmt
 	setNextDialAtStmt                       *sql.Stmt
+	setOrganizationLimitsStmt               *sql.Stmt
 	setOrganizationRequireTOTPStmt          *sql.Stmt
 	setRedialedStmt                         *sql.Stmt
 	setTOTPPendingStmt                      *sql.Stmt
@@ -1941,6 +1977,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getLeaseStmt:                            q.getLeaseStmt,
 		getOrganizationByIDStmt:                 q.getOrganizationByIDStmt,
 		getOrganizationByNameStmt:               q.getOrganizationByNameStmt,
+		getOrganizationLimitsStmt:               q.getOrganizationLimitsStmt,
 		getOrganizationSecurityStmt:             q.getOrganizationSecurityStmt,
 		getPasswordLinkStmt:                     q.getPasswordLinkStmt,
 		getPhoneNumberStmt:                      q.getPhoneNumberStmt,
@@ -2004,8 +2041,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		noteExecutedByProgressStmt:              q.noteExecutedByProgressStmt,
 		noteZonesQueuedStmt:                     q.noteZonesQueuedStmt,
 		numberCallsSinceStmt:                    q.numberCallsSinceStmt,
+		organizationActiveAttemptsStmt:          q.organizationActiveAttemptsStmt,
 		organizationLeaseNodesStmt:              q.organizationLeaseNodesStmt,
 		organizationOfCampaignStmt:              q.organizationOfCampaignStmt,
+		organizationReadyCampaignsStmt:          q.organizationReadyCampaignsStmt,
 		orphanedCampaignsStmt:                   q.orphanedCampaignsStmt,
 		phoneAddressTakenStmt:                   q.phoneAddressTakenStmt,
 		pickAndTouchCallerIDStmt:                q.pickAndTouchCallerIDStmt,
@@ -2038,6 +2077,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		runningCampaignIDsStmt:                  q.runningCampaignIDsStmt,
 		saveCompliancePolicyStmt:                q.saveCompliancePolicyStmt,
 		setNextDialAtStmt:                       q.setNextDialAtStmt,
+		setOrganizationLimitsStmt:               q.setOrganizationLimitsStmt,
 		setOrganizationRequireTOTPStmt:          q.setOrganizationRequireTOTPStmt,
 		setRedialedStmt:                         q.setRedialedStmt,
 		setTOTPPendingStmt:                      q.setTOTPPendingStmt,

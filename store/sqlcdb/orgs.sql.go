@@ -77,7 +77,7 @@ func (q *Queries) CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (Api
 
 const createOrganization = `-- name: CreateOrganization :one
 INSERT INTO organizations (name, created_at) VALUES (?1, ?2)
-ON CONFLICT (name) DO NOTHING RETURNING id, name, created_at, require_totp
+ON CONFLICT (name) DO NOTHING RETURNING id, name, created_at, require_totp, max_concurrent_calls
 `
 
 type CreateOrganizationParams struct {
@@ -95,6 +95,7 @@ func (q *Queries) CreateOrganization(ctx context.Context, arg CreateOrganization
 		&i.Name,
 		&i.CreatedAt,
 		&i.RequireTotp,
+		&i.MaxConcurrentCalls,
 	)
 	return i, err
 }
@@ -133,7 +134,7 @@ func (q *Queries) GetAPIKeyByID(ctx context.Context, id int64) (ApiKey, error) {
 }
 
 const getOrganizationByID = `-- name: GetOrganizationByID :one
-SELECT id, name, created_at, require_totp FROM organizations WHERE id = ?1
+SELECT id, name, created_at, require_totp, max_concurrent_calls FROM organizations WHERE id = ?1
 `
 
 func (q *Queries) GetOrganizationByID(ctx context.Context, id int64) (Organization, error) {
@@ -144,12 +145,13 @@ func (q *Queries) GetOrganizationByID(ctx context.Context, id int64) (Organizati
 		&i.Name,
 		&i.CreatedAt,
 		&i.RequireTotp,
+		&i.MaxConcurrentCalls,
 	)
 	return i, err
 }
 
 const getOrganizationByName = `-- name: GetOrganizationByName :one
-SELECT id, name, created_at, require_totp FROM organizations WHERE name = ?1
+SELECT id, name, created_at, require_totp, max_concurrent_calls FROM organizations WHERE name = ?1
 `
 
 func (q *Queries) GetOrganizationByName(ctx context.Context, name string) (Organization, error) {
@@ -160,8 +162,20 @@ func (q *Queries) GetOrganizationByName(ctx context.Context, name string) (Organ
 		&i.Name,
 		&i.CreatedAt,
 		&i.RequireTotp,
+		&i.MaxConcurrentCalls,
 	)
 	return i, err
+}
+
+const getOrganizationLimits = `-- name: GetOrganizationLimits :one
+SELECT max_concurrent_calls FROM organizations WHERE id = ?1
+`
+
+func (q *Queries) GetOrganizationLimits(ctx context.Context, id int64) (sql.NullInt64, error) {
+	row := q.queryRow(ctx, q.getOrganizationLimitsStmt, getOrganizationLimits, id)
+	var max_concurrent_calls sql.NullInt64
+	err := row.Scan(&max_concurrent_calls)
+	return max_concurrent_calls, err
 }
 
 const getOrganizationSecurity = `-- name: GetOrganizationSecurity :one
@@ -306,6 +320,77 @@ func (q *Queries) LiveAPIKeyIDs(ctx context.Context, ids []int64) ([]int64, erro
 	return items, nil
 }
 
+const organizationActiveAttempts = `-- name: OrganizationActiveAttempts :many
+SELECT a.campaign_id, count(*) AS in_flight FROM call_attempts a JOIN campaigns c ON c.id = a.campaign_id
+WHERE c.organization_id = ?1 AND a.state IN ('dialing', 'in_flight')
+GROUP BY a.campaign_id
+`
+
+type OrganizationActiveAttemptsRow struct {
+	CampaignID int64
+	InFlight   int64
+}
+
+// The attempts of organization @organization_id dialing or in flight, per
+// campaign (any state: a paused campaign's calls in flight hold agents too).
+func (q *Queries) OrganizationActiveAttempts(ctx context.Context, organizationID int64) ([]OrganizationActiveAttemptsRow, error) {
+	rows, err := q.query(ctx, q.organizationActiveAttemptsStmt, organizationActiveAttempts, organizationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []OrganizationActiveAttemptsRow{}
+	for rows.Next() {
+		var i OrganizationActiveAttemptsRow
+		if err := rows.Scan(&i.CampaignID, &i.InFlight); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const organizationReadyCampaigns = `-- name: OrganizationReadyCampaigns :many
+SELECT id FROM campaigns
+WHERE organization_id = ?1 AND state = 'running' AND (next_dial_at IS NULL OR next_dial_at <= ?2)
+`
+
+type OrganizationReadyCampaignsParams struct {
+	OrganizationID int64
+	Now            sql.NullInt64
+}
+
+// The organization's running campaigns that may have contacts ready at
+// @now (none waits for a later due time): those sharing its limit.
+func (q *Queries) OrganizationReadyCampaigns(ctx context.Context, arg OrganizationReadyCampaignsParams) ([]int64, error) {
+	rows, err := q.query(ctx, q.organizationReadyCampaignsStmt, organizationReadyCampaigns, arg.OrganizationID, arg.Now)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const revokeAPIKey = `-- name: RevokeAPIKey :execrows
 UPDATE api_keys SET revoked_at = ?1 WHERE id = ?2 AND revoked_at IS NULL
 `
@@ -336,6 +421,23 @@ type RevokeOrgAPIKeyParams struct {
 
 func (q *Queries) RevokeOrgAPIKey(ctx context.Context, arg RevokeOrgAPIKeyParams) (int64, error) {
 	result, err := q.exec(ctx, q.revokeOrgAPIKeyStmt, revokeOrgAPIKey, arg.RevokedAt, arg.ID, arg.OrganizationID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const setOrganizationLimits = `-- name: SetOrganizationLimits :execrows
+UPDATE organizations SET max_concurrent_calls = ?1 WHERE id = ?2
+`
+
+type SetOrganizationLimitsParams struct {
+	MaxConcurrentCalls sql.NullInt64
+	ID                 int64
+}
+
+func (q *Queries) SetOrganizationLimits(ctx context.Context, arg SetOrganizationLimitsParams) (int64, error) {
+	result, err := q.exec(ctx, q.setOrganizationLimitsStmt, setOrganizationLimits, arg.MaxConcurrentCalls, arg.ID)
 	if err != nil {
 		return 0, err
 	}
