@@ -69,5 +69,5 @@ GROUP BY a.campaign_id;
 -- name: OrganizationReadyCampaigns :many
 -- The organization's running campaigns that may have contacts ready at
 -- @now (none waits for a later due time): those sharing its limit.
-SELECT id FROM campaigns
+SELECT id, max_concurrency FROM campaigns
 WHERE organization_id = @organization_id AND state = 'running' AND (next_dial_at IS NULL OR next_dial_at <= @now);

@@ -107,13 +107,19 @@ func orgAllowance(ctx context.Context, q sqlcdb.Querier, share OrgShare, campaig
 		inFlight[a.CampaignID] = int(a.InFlight)
 		total += int(a.InFlight)
 	}
-	return fairShare(share.Limit, total, campaign, inFlight, ready), nil
+	caps := make(map[int64]int, len(ready))
+	ids := make([]int64, len(ready))
+	for i, r := range ready {
+		ids[i], caps[r.ID] = r.ID, int(r.MaxConcurrency)
+	}
+	return fairShare(share.Limit, total, campaign, inFlight, ids, caps), nil
 }
 
 // fairShare is orgAllowance's rule: limit, the organization's calls in
 // flight in all (total) and per campaign (inFlight), the campaigns ready
-// to dial (campaign counts as one, listed or not).
-func fairShare(limit, total int, campaign int64, inFlight map[int64]int, ready []int64) int {
+// to dial (campaign counts as one, listed or not) and their own
+// max_concurrency (caps: a campaign is owed no more than it may use).
+func fairShare(limit, total int, campaign int64, inFlight map[int64]int, ready []int64, caps map[int64]int) int {
 	free := limit - total
 	if free <= 0 {
 		return 0
@@ -130,7 +136,11 @@ func fairShare(limit, total int, campaign int64, inFlight map[int64]int, ready [
 	owed := 0 // to the other ready campaigns below their share
 	for _, id := range ready {
 		if id != campaign {
-			owed += max(0, fair-inFlight[id])
+			share := fair
+			if c, ok := caps[id]; ok && c < share {
+				share = c
+			}
+			owed += max(0, share-inFlight[id])
 		}
 	}
 	own := max(0, fair-inFlight[campaign])

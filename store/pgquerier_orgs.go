@@ -92,8 +92,16 @@ func (p pgQuerier) OrganizationActiveAttempts(ctx context.Context, organizationI
 	return out, nil
 }
 
-func (p pgQuerier) OrganizationReadyCampaigns(ctx context.Context, arg sqlcdb.OrganizationReadyCampaignsParams) ([]int64, error) {
-	return p.q.OrganizationReadyCampaigns(ctx, pgdb.OrganizationReadyCampaignsParams(arg))
+func (p pgQuerier) OrganizationReadyCampaigns(ctx context.Context, arg sqlcdb.OrganizationReadyCampaignsParams) ([]sqlcdb.OrganizationReadyCampaignsRow, error) {
+	rs, err := p.q.OrganizationReadyCampaigns(ctx, pgdb.OrganizationReadyCampaignsParams(arg))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sqlcdb.OrganizationReadyCampaignsRow, len(rs))
+	for i, r := range rs {
+		out[i] = sqlcdb.OrganizationReadyCampaignsRow(r)
+	}
+	return out, nil
 }
 
 func (p pgQuerier) RevokeAPIKey(ctx context.Context, arg sqlcdb.RevokeAPIKeyParams) (int64, error) {

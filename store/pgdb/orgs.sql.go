@@ -334,7 +334,7 @@ func (q *Queries) OrganizationActiveAttempts(ctx context.Context, organizationID
 }
 
 const organizationReadyCampaigns = `-- name: OrganizationReadyCampaigns :many
-SELECT id FROM campaigns
+SELECT id, max_concurrency FROM campaigns
 WHERE organization_id = $1 AND state = 'running' AND (next_dial_at IS NULL OR next_dial_at <= $2)
 `
 
@@ -343,21 +343,26 @@ type OrganizationReadyCampaignsParams struct {
 	Now            sql.NullInt64
 }
 
+type OrganizationReadyCampaignsRow struct {
+	ID             int64
+	MaxConcurrency int64
+}
+
 // The organization's running campaigns that may have contacts ready at
 // @now (none waits for a later due time): those sharing its limit.
-func (q *Queries) OrganizationReadyCampaigns(ctx context.Context, arg OrganizationReadyCampaignsParams) ([]int64, error) {
+func (q *Queries) OrganizationReadyCampaigns(ctx context.Context, arg OrganizationReadyCampaignsParams) ([]OrganizationReadyCampaignsRow, error) {
 	rows, err := q.db.Query(ctx, organizationReadyCampaigns, arg.OrganizationID, arg.Now)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []int64{}
+	items := []OrganizationReadyCampaignsRow{}
 	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
+		var i OrganizationReadyCampaignsRow
+		if err := rows.Scan(&i.ID, &i.MaxConcurrency); err != nil {
 			return nil, err
 		}
-		items = append(items, id)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -263,7 +263,7 @@ type Querier interface {
 	OrganizationOfCampaign(ctx context.Context, id int64) (int64, error)
 	// The organization's running campaigns that may have contacts ready at
 	// @now (none waits for a later due time): those sharing its limit.
-	OrganizationReadyCampaigns(ctx context.Context, arg OrganizationReadyCampaignsParams) ([]int64, error)
+	OrganizationReadyCampaigns(ctx context.Context, arg OrganizationReadyCampaignsParams) ([]OrganizationReadyCampaignsRow, error)
 	// Campaigns that need a node and have none at @now: running ones whose
 	// lease is missing, expired or handed back, and others whose lease expired
 	// with calls still dialing or in flight (their deadlines need watching).
