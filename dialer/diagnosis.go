@@ -26,12 +26,13 @@ const (
 	ReasonCallingHours   = "calling_hours"
 	ReasonAttemptCap     = "attempt_cap"
 	ReasonMaxConcurrency = "max_concurrency"
+	ReasonOrgConcurrency = "org_concurrency"
 	ReasonRateLimit      = "rate_limit"
 	ReasonRetries        = "waiting_for_retries"
 )
 
 var reasonOrder = []string{ReasonNotRunning, ReasonAllFinal, ReasonNoCallerID, ReasonProviderBack, ReasonWindowClosed,
-	ReasonCallingHours, ReasonAttemptCap, ReasonMaxConcurrency, ReasonRateLimit, ReasonRetries}
+	ReasonCallingHours, ReasonAttemptCap, ReasonMaxConcurrency, ReasonOrgConcurrency, ReasonRateLimit, ReasonRetries}
 
 // recentlyDialing is how long after a placement a campaign counts as
 // dialing.
@@ -130,6 +131,12 @@ func (e *Engine) Diagnose(ctx context.Context, org, id int64) (*Diagnosis, error
 	blocked := false
 	if d.InFlight >= c.MaxConcurrency {
 		rs.add(ReasonMaxConcurrency, fmt.Sprintf("the calls in flight (%d) have reached the campaign's max_concurrency", d.InFlight), 0, time.Time{})
+		blocked = true
+	}
+	if cs.orgHeld.Load() && d.InFlight < c.MaxConcurrency {
+		lim, _ := e.orgLimit(ctx, c.OrganizationID)
+		rs.add(ReasonOrgConcurrency, fmt.Sprintf("the organization's calls in flight have reached its max_concurrent_calls (%d); "+
+			"the campaign gets its share as they end", lim), 0, time.Time{})
 		blocked = true
 	}
 	if until, cause := e.limiter(c.TelephonyConfigurationID).blockedUntil(); now.Before(until) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/outdial/outdial/dialer/carrier"
@@ -85,6 +86,8 @@ type Engine struct {
 	// gateWaits are suppression additions waiting for other nodes
 	// (suppressnodes.go).
 	gateWaits gateWaits
+	orgs      orgLimits    // organizations' limits (orglimits.go)
+	orgHeld   atomic.Int64 // runners held back by their organization's limit
 }
 
 // New returns an engine that is not running yet.

@@ -91,9 +91,16 @@ func (e *Engine) policy(ctx context.Context, org int64) (*store.VersionedPolicy,
 	return &read, nil
 }
 
-// PolicyChanged tells the engine that org's compliance policy changed: its
-// running campaigns look at the new one at once.
+// PolicyChanged tells the engine, and the other nodes, that org's
+// compliance policy changed: its running campaigns look at the new one at
+// once.
 func (e *Engine) PolicyChanged(org int64) {
+	e.forgetOrganization(org)
+	e.notify(context.Background(), noteOrganization, org)
+}
+
+// forgetPolicy drops org's cached policy.
+func (e *Engine) forgetPolicy(org int64) {
 	g := &e.guard
 	g.pmu.Lock()
 	delete(g.policies, org)
@@ -102,7 +109,6 @@ func (e *Engine) PolicyChanged(org int64) {
 	}
 	g.changes[org]++
 	g.pmu.Unlock()
-	e.pokeOrganization(org)
 }
 
 // pokeOrganization makes the runners of org's campaigns reload.

@@ -283,6 +283,8 @@ const (
 	noteBackoff  = "b" // telephony configuration id: its provider refused (extra: until, unix ms)
 	noteEnded    = "e" // campaign id: a call ended (extra: the EndedCall, JSON)
 	noteStream   = "s" // telephony configuration id: its event stream lease was handed back: take it
+	// organization id: its compliance policy or limits changed (orglimits.go)
+	noteOrganization = "o"
 )
 
 // notify tells every node (this one too, which ignores its own) that
@@ -322,6 +324,9 @@ func (e *Engine) noted(ctx context.Context, payload string) {
 		return
 	case noteStream:
 		e.pokeStreams(id)
+		return
+	case noteOrganization:
+		e.forgetOrganization(id)
 		return
 	case noteSuppressed, noteHaltAsked:
 		if len(f) == 4 {

@@ -46,6 +46,7 @@ type runner struct {
 	tzs         []string
 	campaignLoc *time.Location
 	policy      *store.VersionedPolicy // the organization's, at the last load
+	orgLimit    int                    // the organization's max_concurrent_calls at the last load (0: none)
 	hours       *window                // its calling hours; nil: disabled
 	pace        bucket
 	// waiting is the event logged while the campaign waits for its window
@@ -199,8 +200,15 @@ func (r *runner) load(ctx context.Context) (bool, error) {
 	if c.State != store.StateRunning {
 		return false, nil
 	}
-	// The policy is read before anything is claimed: a runner that cannot
-	// read it claims nothing (the guard rails fail closed).
+	// The organization's limit and policy are read before anything is
+	// claimed: a runner that cannot read them claims nothing (the guard
+	// rails fail closed).
+	lim, err := r.e.orgLimit(ctx, c.OrganizationID)
+	if err != nil {
+		r.e.log.Error("dialer: organization limits", slog.Int64("campaign_id", r.id), slog.String("error", err.Error()))
+		return false, err
+	}
+	r.orgLimit = lim
 	p, err := r.e.policy(ctx, c.OrganizationID)
 	if err != nil {
 		r.e.log.Error("dialer: compliance policy", slog.Int64("campaign_id", r.id), slog.String("error", err.Error()))
@@ -280,7 +288,7 @@ func (r *runner) step(ctx context.Context) (time.Time, bool) {
 			return earliest(r.pace.next(), r.deadline()), false
 		}
 		deadline := now.Add(r.e.callDeadline())
-		claimed, err := r.e.db.ClaimAttempts(ctx, r.lease, now, deadline, open, n)
+		claimed, orgHeld, err := r.e.db.ClaimAttemptsShared(ctx, r.lease, now, deadline, open, n, r.shareOf())
 		if r.e.leaseLost(r.id, err) {
 			r.pace.refund(n, r.c.RateLimitPerSecond)
 			return time.Time{}, true
@@ -303,8 +311,15 @@ func (r *runner) step(ctx context.Context) (time.Time, bool) {
 				go r.e.dispatch(r, c, a)
 			}
 			if len(claimed) == n {
+				r.setOrgHeld(false)
 				return earliest(r.pace.next(), r.deadline()), false
 			}
+		}
+		r.setOrgHeld(orgHeld)
+		if orgHeld {
+			// The organization's other calls hold its slots: claim again
+			// when one ends here, or soon (one ending elsewhere).
+			return earliest(r.e.orgRetry(now), r.deadline()), false
 		}
 	}
 	return r.idle(ctx, now)

@@ -62,6 +62,9 @@ type campaignState struct {
 	lastPlaced atomic.Int64
 	paceNext   atomic.Int64
 	placing    atomic.Int64 // provider requests under way
+	// orgHeld: the last claim was held back by the organization's limit
+	// (orglimits.go).
+	orgHeld atomic.Bool
 	// refused holds the requeues the store refused (requeue.go).
 	refused refusedRequeues
 }
@@ -166,6 +169,7 @@ func (s slot) free() {
 		// from a count nobody dials by: recounted when it takes it.)
 		s.e.log.Error("dialer: slot count below zero", slog.Int64("campaign_id", s.campaignID), slog.Int64("in_use", n))
 	}
+	s.e.slotFreed()
 }
 
 // leave runs write, a store write that may move one attempt of campaign id

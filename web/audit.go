@@ -260,6 +260,8 @@ func snapshotPath(target, pattern string, ps httprouter.Params) (path, list stri
 		return "/api/v1/organizations/compliance", ""
 	case "organization_security":
 		return "/api/v1/organizations/security", ""
+	case "organization_limits":
+		return "/api/v1/organizations/limits", ""
 	case "user":
 		return "/api/v1/users", "users"
 	case "api_key":

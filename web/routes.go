@@ -57,6 +57,8 @@ func (s *Server) registerRoutes() {
 	s.authed(http.MethodGet, "/api/v1/organizations/compliance", s.getCompliance)
 	s.authed(http.MethodPut, "/api/v1/organizations/compliance", s.putCompliance)
 	s.authed(http.MethodGet, "/api/v1/organizations/compliance/changes", s.listComplianceChanges)
+	s.authed(http.MethodGet, "/api/v1/organizations/limits", s.getLimits)
+	s.authed(http.MethodPut, "/api/v1/organizations/limits", s.putLimits)
 	s.authed(http.MethodGet, "/api/v1/organizations/security", s.getSecurity)
 	s.authed(http.MethodPut, "/api/v1/organizations/security", s.putSecurity)
 

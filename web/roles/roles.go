@@ -100,6 +100,8 @@ var operations = map[string]Operation{
 	"GET /api/v1/organizations/compliance":         reads("read the compliance policy"),
 	"PUT /api/v1/organizations/compliance":         writes(admin, "change the compliance policy", "compliance_policy.update", ""),
 	"GET /api/v1/organizations/compliance/changes": reads("read the compliance policy's changes"),
+	"GET /api/v1/organizations/limits":             reads("read the organization's limits"),
+	"PUT /api/v1/organizations/limits":             writes(admin, "change the organization's limits", "organization_limits.update", ""),
 	"GET /api/v1/organizations/security":           reads("read the organization's security settings"),
 	"PUT /api/v1/organizations/security":           writes(admin, "change the organization's security settings", "organization_security.update", ""),
 
