@@ -78,6 +78,9 @@ func (e *Engine) applyAt(ctx context.Context, now time.Time, campaignID, attempt
 		FromProvider: from == fromProvider, Machine: carrier.IsMachine,
 		ReplayKeys: st.ReplayKeys, ReplayUntil: now.Add(carrier.ReplayTTL), Evidence: evidence,
 	}
+	if st.Final {
+		u.AudioAtAnswer, u.AbandonAfter = e.abandonmentInputs(ctx, campaignID)
+	}
 	if !st.Final {
 		// Progress never moves an attempt out of dialing or in flight:
 		// no slot, no ordering against the count.
@@ -126,9 +129,10 @@ func (e *Engine) applyAt(ctx context.Context, now time.Time, campaignID, attempt
 	if r != nil {
 		r.poke(false)
 	}
-	e.observeOutcome(ctx, res.CampaignID, res.Outcome)
+	e.observeOutcome(ctx, res.CampaignID, res.Outcome, res.Abandonment)
 	e.changed(Change{CampaignID: res.CampaignID, Ended: &EndedCall{AttemptID: attemptID, ContactRow: res.ContactRow,
-		Attempt: res.Attempt, Outcome: res.Outcome, StartedAt: res.StartedAt, EndedAt: now, DurationSeconds: st.DurationSeconds}})
+		Attempt: res.Attempt, Outcome: res.Outcome, StartedAt: res.StartedAt, EndedAt: now, DurationSeconds: st.DurationSeconds,
+		Abandoned: res.Abandonment.Abandoned, AnswerToFirstAudioMs: res.Abandonment.AnswerToFirstAudioMs}})
 	return res, nil
 }
 

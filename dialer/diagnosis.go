@@ -55,6 +55,9 @@ type Diagnosis struct {
 	MaxConcurrency int
 	ReadyContacts  int
 	Reasons        []Reason
+	// AbandonedRate24h is the campaign's and its organization's
+	// abandoned_rate_24h (API.md 19).
+	AbandonedRate24h AbandonedRates
 }
 
 // reasons collects reasons by code, summing counts and keeping the
@@ -111,6 +114,9 @@ func (e *Engine) Diagnose(ctx context.Context, org, id int64) (*Diagnosis, error
 		cs.active.Store(int64(n))
 	}
 	d.InFlight = cs.inUse()
+	if d.AbandonedRate24h, err = e.AbandonedRates(ctx, org, c.ID); err != nil {
+		return nil, err
+	}
 	rs := reasons{}
 	final := c.TotalRows > 0 && c.ProcessedRows >= c.TotalRows
 	if final {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/outdial/outdial/dialer/carrier"
 	"github.com/outdial/outdial/dialer/metrics"
+	"github.com/outdial/outdial/store"
 )
 
 // Metrics (API.md 13): the engine records each fact where it is known,
@@ -65,20 +66,34 @@ func statusClass(status int) string {
 	return metrics.ClassError
 }
 
-// observeOutcome records the final outcome of an attempt of campaign id.
+// observeOutcome records the final outcome of an attempt of campaign id,
+// and the abandonment verdict v on its call (API.md 19).
 // The provider is the campaign's configuration's, from the caches (a
 // campaign without a runner is read from the database once per status).
-func (e *Engine) observeOutcome(ctx context.Context, campaignID int64, outcome string) {
+func (e *Engine) observeOutcome(ctx context.Context, campaignID int64, outcome string, v store.Abandonment) {
 	if e.met == nil {
 		return
 	}
-	provider := ""
-	if ci, err := e.campaignInfo(ctx, campaignID); err == nil {
-		e.mu.Lock()
-		provider = e.carriers[ci.configID].spec.Provider
-		e.mu.Unlock()
+	p := e.met.Provider(e.providerOf(ctx, campaignID))
+	p.Outcome(outcome)
+	if v.Abandoned != nil && *v.Abandoned {
+		p.Abandoned()
 	}
-	e.met.Provider(provider).Outcome(outcome)
+	if v.AnswerToFirstAudioMs != nil {
+		e.met.AnswerToFirstAudio(time.Duration(*v.AnswerToFirstAudioMs) * time.Millisecond)
+	}
+}
+
+// providerOf is the provider of campaign id's configuration, from the
+// caches; "" when it cannot be told.
+func (e *Engine) providerOf(ctx context.Context, campaignID int64) string {
+	ci, err := e.campaignInfo(ctx, campaignID)
+	if err != nil {
+		return ""
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.carriers[ci.configID].spec.Provider
 }
 
 // observeWebhook records the result of a webhook of provider handled with

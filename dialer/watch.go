@@ -25,6 +25,10 @@ type EndedCall struct {
 	StartedAt       *time.Time `json:",omitempty"`
 	EndedAt         time.Time
 	DurationSeconds int
+	// Abandoned and AnswerToFirstAudioMs are the abandonment verdict on the
+	// call (API.md 19), nil when no person answered.
+	Abandoned            *bool  `json:",omitempty"`
+	AnswerToFirstAudioMs *int64 `json:",omitempty"`
 }
 
 // Watcher receives the engine's changes. It is called on the engine's own

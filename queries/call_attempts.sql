@@ -43,7 +43,8 @@ SET state = 'done', outcome = @outcome, raw_status = @raw_status, answered_by = 
     answered_at = COALESCE(answered_at, @answered_at), caller_id = COALESCE(caller_id, @caller_id),
     provider_call_id = CASE WHEN provider_call_id IS NULL OR provider_call_id = @replaces
         THEN COALESCE(@provider_call_id, provider_call_id) ELSE provider_call_id END,
-    compliance = COALESCE(sqlc.narg('compliance'), compliance)
+    compliance = COALESCE(sqlc.narg('compliance'), compliance),
+    abandoned = sqlc.narg('abandoned'), answer_to_first_audio_ms = sqlc.narg('answer_to_first_audio_ms')
 WHERE id = @id AND state IN ('dialing', 'in_flight');
 
 -- name: NoteAttemptProgress :execrows
@@ -140,3 +141,32 @@ FROM call_attempts a
 WHERE a.campaign_id IN (SELECT c.id FROM campaigns c WHERE c.telephony_configuration_id = @telephony_configuration_id)
   AND a.state IN ('dialing', 'in_flight')
 ORDER BY a.id;
+
+-- name: RecordAgentEvent :execrows
+-- Records the voice agent's first report of an event (API.md 19): the
+-- caller passes the arrival and reported times of that one event, NULL for
+-- the others, and @late_ms when a first first_audio arrives after the call
+-- ended with a person's answer (AgentEvent decides, under the row lock).
+UPDATE call_attempts
+SET agent_connected_at = COALESCE(agent_connected_at, sqlc.narg('connected_at')),
+    agent_first_audio_at = COALESCE(agent_first_audio_at, sqlc.narg('first_audio_at')),
+    agent_failed_at = COALESCE(agent_failed_at, sqlc.narg('failed_at')),
+    agent_connected_reported_at = COALESCE(agent_connected_reported_at, sqlc.narg('connected_reported_at')),
+    agent_first_audio_reported_at = COALESCE(agent_first_audio_reported_at, sqlc.narg('first_audio_reported_at')),
+    agent_failed_reported_at = COALESCE(agent_failed_reported_at, sqlc.narg('failed_reported_at')),
+    answer_to_first_audio_ms = COALESCE(answer_to_first_audio_ms, sqlc.narg('late_ms'))
+WHERE id = @id;
+
+-- name: AbandonedCountsOfCampaign :one
+-- The campaign's person-answered calls answered since @since, and how many
+-- of them were abandoned (the call_attempts_abandonment index covers it);
+-- nothing when the campaign is not the organization's.
+SELECT count(*) AS answered, count(CASE WHEN a.abandoned = 1 THEN 1 END) AS abandoned
+FROM campaigns c JOIN call_attempts a ON a.campaign_id = c.id
+WHERE c.id = @campaign_id AND c.organization_id = @organization_id AND a.abandoned IS NOT NULL AND a.answered_at >= @since;
+
+-- name: AbandonedCountsOfOrganization :one
+-- AbandonedCountsOfCampaign over every campaign of the organization.
+SELECT count(*) AS answered, count(CASE WHEN a.abandoned = 1 THEN 1 END) AS abandoned
+FROM campaigns c JOIN call_attempts a ON a.campaign_id = c.id
+WHERE c.organization_id = @organization_id AND a.abandoned IS NOT NULL AND a.answered_at >= @since;

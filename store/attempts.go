@@ -45,6 +45,17 @@ type Attempt struct {
 	// Compliance is the guard rails' evidence (JSON), nil until the
 	// attempt was placed or held.
 	Compliance json.RawMessage
+	// The arrival times of the voice agent's first report of each event
+	// (API.md 19), nil until one arrived.
+	AgentConnectedAt  *time.Time
+	AgentFirstAudioAt *time.Time
+	AgentFailedAt     *time.Time
+	// Abandoned and AnswerToFirstAudioMs are the verdict on the ended call
+	// (DecideAbandonment): nil when no person answered or the call has not
+	// ended; AnswerToFirstAudioMs is recorded after the end when the first
+	// audio came late.
+	Abandoned            *bool
+	AnswerToFirstAudioMs *int64
 }
 
 func attemptFromRow(r sqlcdb.CallAttempt) *Attempt {
@@ -55,7 +66,9 @@ func attemptFromRow(r sqlcdb.CallAttempt) *Attempt {
 		CallerID: nullString(r.CallerID), AnsweredBy: nullString(r.AnsweredBy), Error: nullString(r.Error),
 		Sequence: r.Sequence, StartedAt: optTime(r.StartedAt), AnsweredAt: optTime(r.AnsweredAt),
 		EndedAt: optTime(r.EndedAt), DeadlineAt: optTime(r.DeadlineAt), DurationSeconds: optInt(r.DurationSeconds),
-		Compliance: rawJSON(r.Compliance),
+		Compliance: rawJSON(r.Compliance), AgentConnectedAt: optTime(r.AgentConnectedAt),
+		AgentFirstAudioAt: optTime(r.AgentFirstAudioAt), AgentFailedAt: optTime(r.AgentFailedAt),
+		Abandoned: optBool(r.Abandoned), AnswerToFirstAudioMs: optInt(r.AnswerToFirstAudioMs),
 	}
 }
 

@@ -27,6 +27,11 @@ type Contact struct {
 	// the contact's newest attempt that has any, nil when none has; only
 	// ListContacts fills it.
 	LastCompliance json.RawMessage
+	// LastAbandoned and LastAnswerToFirstAudioMs are the abandonment verdict
+	// of the contact's newest attempt (API.md 19), nil when it has none;
+	// only ListContacts fills them.
+	LastAbandoned            *bool
+	LastAnswerToFirstAudioMs *int64
 }
 
 func contactFromRow(r sqlcdb.Contact) *Contact {
@@ -59,6 +64,7 @@ func (db *DB) ListContacts(ctx context.Context, campaignID, afterRow int64, limi
 			PhoneNumber: r.PhoneNumber, Timezone: r.Timezone, Context: r.Context, IsFinal: r.IsFinal, Outcome: r.Outcome,
 			Attempts: r.Attempts, LastCallAt: r.LastCallAt, DurationSeconds: r.DurationSeconds, AnsweredBy: r.AnsweredBy})
 		out[i].LastCompliance = rawJSON(r.LastCompliance)
+		out[i].LastAbandoned, out[i].LastAnswerToFirstAudioMs = optBool(r.LastAbandoned), optInt(r.LastAnswerToFirstAudioMs)
 	}
 	return out, nil
 }

@@ -51,6 +51,13 @@ type StatusUpdate struct {
 	// Evidence, when set, is the guard rails' evidence stored with a final
 	// status the service decided (a suppressed attempt, 12.5).
 	Evidence []byte
+	// AudioAtAnswer: the call's answer spoke the workflow's greeting, with
+	// no voice agent (API.md 6): a person who answered heard audio from the
+	// answer on (DecideAbandonment).
+	AudioAtAnswer bool
+	// AbandonAfter is the abandonment policy's abandon_after_ms for a final
+	// status; 0 means DefaultAbandonAfter.
+	AbandonAfter time.Duration
 }
 
 // RetryPolicy decides, inside ApplyStatus's transaction, whether a final
@@ -76,6 +83,9 @@ type Applied struct {
 	// StartedAt is when the call that ended was claimed for dialling
 	// (Final only; nil when it never was).
 	StartedAt *time.Time
+	// Abandonment is the verdict on the call that ended (Final only; both
+	// nil when no person answered), stored with it.
+	Abandonment Abandonment
 }
 
 // ApplyStatus applies u to attempt id in one transaction. A status for a
@@ -158,11 +168,13 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 			// Plivo report it apart from the hang-up).
 			u.Outcome = "voicemail"
 		}
+		verdict := decideOnFinish(r, u, at)
 		n, err := q.FinishAttempt(ctx, sqlcdb.FinishAttemptParams{Outcome: str(u.Outcome), RawStatus: str(u.Raw),
 			AnsweredBy: str(u.AnsweredBy), Error: str(u.Error), EndedAt: sql.NullInt64{Int64: at, Valid: true},
 			DurationSeconds: sql.NullInt64{Int64: int64(u.DurationSeconds), Valid: true}, AnsweredAt: answeredAt,
 			CallerID: sql.NullString{}, Replaces: str(u.RequestID), ProviderCallID: str(u.ProviderCallID),
-			Compliance: evidence(u.Evidence), ID: id})
+			Compliance: evidence(u.Evidence), Abandoned: nullBool(verdict.Abandoned),
+			AnswerToFirstAudioMs: nullInt(verdict.AnswerToFirstAudioMs), ID: id})
 		if err != nil {
 			return fmt.Errorf("finish attempt: %w", err)
 		}
@@ -175,6 +187,7 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 		}
 		res.Final, res.Outcome, res.ContactRow, res.Attempt = true, u.Outcome, r.ContactRow, r.Attempt
 		res.StartedAt = optTime(r.StartedAt)
+		res.Abandonment = verdict
 		// A call whose placement was never recorded (the answer to the
 		// place request lost or not stored) is counted by the provider's
 		// final status.

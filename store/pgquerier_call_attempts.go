@@ -9,6 +9,16 @@ import (
 	"github.com/outdial/outdial/store/sqlcdb"
 )
 
+func (p pgQuerier) AbandonedCountsOfCampaign(ctx context.Context, arg sqlcdb.AbandonedCountsOfCampaignParams) (sqlcdb.AbandonedCountsOfCampaignRow, error) {
+	r, err := p.q.AbandonedCountsOfCampaign(ctx, pgdb.AbandonedCountsOfCampaignParams(arg))
+	return sqlcdb.AbandonedCountsOfCampaignRow(r), err
+}
+
+func (p pgQuerier) AbandonedCountsOfOrganization(ctx context.Context, arg sqlcdb.AbandonedCountsOfOrganizationParams) (sqlcdb.AbandonedCountsOfOrganizationRow, error) {
+	r, err := p.q.AbandonedCountsOfOrganization(ctx, pgdb.AbandonedCountsOfOrganizationParams(arg))
+	return sqlcdb.AbandonedCountsOfOrganizationRow(r), err
+}
+
 func (p pgQuerier) ClaimAttempts(ctx context.Context, arg sqlcdb.ClaimAttemptsParams) ([]sqlcdb.CallAttempt, error) {
 	rs, err := p.q.ClaimAttempts(ctx, pgdb.ClaimAttemptsParams(arg))
 	if err != nil {
@@ -142,6 +152,10 @@ func (p pgQuerier) PickAndTouchCallerID(ctx context.Context, arg sqlcdb.PickAndT
 func (p pgQuerier) PickCallerID(ctx context.Context, telephonyConfigurationID int64) (sqlcdb.PickCallerIDRow, error) {
 	r, err := p.q.PickCallerID(ctx, telephonyConfigurationID)
 	return sqlcdb.PickCallerIDRow(r), err
+}
+
+func (p pgQuerier) RecordAgentEvent(ctx context.Context, arg sqlcdb.RecordAgentEventParams) (int64, error) {
+	return p.q.RecordAgentEvent(ctx, pgdb.RecordAgentEventParams(arg))
 }
 
 func (p pgQuerier) RequeueAttempt(ctx context.Context, arg sqlcdb.RequeueAttemptParams) (int64, error) {

@@ -468,8 +468,8 @@ func TestCampaignCreateCSVAccepted(t *testing.T) {
 	p := ce.presign(ce.keyA, "again.csv", 10)
 	put(t, p.URL, "text/csv", strings.NewReader("garbage!!\n"))
 	status, _, report := ce.getRaw(ce.keyA, campaignOp(cid, "report"))
-	if want := "Phone_Number,first_name,timezone,outcome,attempts,last_call_at,duration_seconds,answered_by,suppression,local_time\n" +
-		"+14155550201,Ada,Asia/Tokyo,,0,,,,,\n+442079460958,Bo,,,0,,,,,\n"; status != http.StatusOK || report != want {
+	if want := "Phone_Number,first_name,timezone,outcome,attempts,last_call_at,duration_seconds,answered_by,suppression,local_time,abandoned,answer_to_first_audio_ms\n" +
+		"+14155550201,Ada,Asia/Tokyo,,0,,,,,,,\n+442079460958,Bo,,,0,,,,,,,\n"; status != http.StatusOK || report != want {
 		t.Errorf("report = %d\n%s\nwant 200\n%s", status, report, want)
 	}
 }

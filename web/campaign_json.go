@@ -82,7 +82,8 @@ func attemptOut(a *store.Attempt) wire.Call {
 	return wire.Call{ID: a.ID, ContactRow: a.ContactRow, PhoneNumber: a.PhoneNumber, Attempt: a.Attempt, State: a.State,
 		Outcome: a.Outcome, RawStatus: a.RawStatus, ProviderCallID: a.ProviderCallID, CallerID: a.CallerID,
 		AnsweredBy: a.AnsweredBy, DueAt: dueAt(a.DueAt), StartedAt: optTS(a.StartedAt), AnsweredAt: optTS(a.AnsweredAt),
-		EndedAt: optTS(a.EndedAt), DurationSeconds: a.DurationSeconds, Error: a.Error, Compliance: a.Compliance}
+		EndedAt: optTS(a.EndedAt), DurationSeconds: a.DurationSeconds, Error: a.Error, Compliance: a.Compliance,
+		AnswerToFirstAudioMs: a.AnswerToFirstAudioMs, Abandoned: a.Abandoned}
 }
 
 // dueAt is an attempt's due time, or nil when it is due at once: first

@@ -16,9 +16,10 @@ import (
 
 // campaignReport streams a CSV with one row per contact: the original
 // columns, then outcome, attempts, last_call_at, duration_seconds,
-// answered_by, and suppression and local_time from the guard rails'
-// evidence of the contact's newest attempt that has any (API.md 12.5;
-// empty when none). Every header and cell goes through spreadsheetSafe.
+// answered_by, suppression and local_time from the guard rails' evidence
+// of the contact's newest attempt that has any (API.md 12.5; empty when
+// none), and abandoned (true/false) and answer_to_first_audio_ms of its
+// newest attempt (API.md 19; empty when null). Every header and cell goes through spreadsheetSafe.
 // HEAD answers the headers only, without reading the contacts.
 func (s *Server) campaignReport(w http.ResponseWriter, r *http.Request, ps httprouter.Params, org int64) error {
 	id, err := pathID(ps, "campaign_id")
@@ -39,7 +40,7 @@ func (s *Server) campaignReport(w http.ResponseWriter, r *http.Request, ps httpr
 	sent := &sentCounter{w: w}
 	cw := csv.NewWriter(sent)
 	header := append(append([]string{}, c.Columns...), "outcome", "attempts", "last_call_at", "duration_seconds", "answered_by",
-		"suppression", "local_time")
+		"suppression", "local_time", "abandoned", "answer_to_first_audio_ms")
 	safeHeader := make([]string, len(header))
 	for i, h := range header {
 		safeHeader[i] = spreadsheetSafe(h)
@@ -88,7 +89,8 @@ func (s *Server) campaignReport(w http.ResponseWriter, r *http.Request, ps httpr
 			if len(ct.LastCompliance) > 0 {
 				_ = json.Unmarshal(ct.LastCompliance, &ev)
 			}
-			row = append(row, spreadsheetSafe(ev.Suppression), spreadsheetSafe(ev.LocalTime))
+			row = append(row, spreadsheetSafe(ev.Suppression), spreadsheetSafe(ev.LocalTime), boolCell(ct.LastAbandoned),
+				derefInt(ct.LastAnswerToFirstAudioMs))
 			if err := cw.Write(row); err != nil {
 				return nil
 			}
@@ -100,6 +102,14 @@ func (s *Server) campaignReport(w http.ResponseWriter, r *http.Request, ps httpr
 	}
 	cw.Flush()
 	return nil
+}
+
+// boolCell is true or false, or empty for null.
+func boolCell(b *bool) string {
+	if b == nil {
+		return ""
+	}
+	return strconv.FormatBool(*b)
 }
 
 // reportEvidence is what the report shows of an attempt's evidence; a

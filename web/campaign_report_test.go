@@ -61,7 +61,8 @@ func TestCampaignReportFormulaInjection(t *testing.T) {
 		t.Fatalf("report rows = %d, want %d:\n%s", len(records), len(tests)+1, body)
 	}
 	wantHeader := []string{"phone_number", "'" + hyperlink, "'@SUM(A1:A9)", "'-x", "'+1", "'=tab",
-		"first_name", "outcome", "attempts", "last_call_at", "duration_seconds", "answered_by", "suppression", "local_time"}
+		"first_name", "outcome", "attempts", "last_call_at", "duration_seconds", "answered_by", "suppression", "local_time",
+		"abandoned", "answer_to_first_audio_ms"}
 	if strings.Join(records[0], "|") != strings.Join(wantHeader, "|") {
 		t.Errorf("header = %q, want %q", records[0], wantHeader)
 	}

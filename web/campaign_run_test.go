@@ -105,7 +105,8 @@ func TestCampaignRun(t *testing.T) {
 		sids[rec.SID] = true
 	}
 	callKeys := []string{"id", "contact_row", "phone_number", "attempt", "state", "outcome", "raw_status", "provider_call_id",
-		"caller_id", "answered_by", "due_at", "started_at", "answered_at", "ended_at", "duration_seconds", "error", "compliance"}
+		"caller_id", "answered_by", "due_at", "started_at", "answered_at", "ended_at", "duration_seconds", "error", "compliance",
+		"answer_to_first_audio_ms", "abandoned"}
 	got := make([]row, len(calls))
 	for i, a := range calls {
 		if !sameSet(keys(a), callKeys) {
@@ -178,12 +179,13 @@ func TestCampaignRun(t *testing.T) {
 		lastLocal[num(t, a, "contact_row")] = fmt.Sprint(ev["local_time"])
 	}
 	wantReport := [][]string{{"phone_number", "first_name", "plan", "outcome", "attempts", "last_call_at", "duration_seconds", "answered_by",
-		"suppression", "local_time"},
-		{campPhone(1), "Name1", "p1", "answered", "1", lastCall[2], "7", "human", "clear", lastLocal[2]},
-		{campPhone(2), "Name2", "p2", "answered", "2", lastCall[3], "3", "human", "clear", lastLocal[3]},
-		{campPhone(3), "Name3", "p3", "no_answer", "2", lastCall[4], "0", "", "clear", lastLocal[4]},
-		{campPhone(4), "Name4", "p4", "failed", "1", lastCall[5], "0", "", "clear", lastLocal[5]},
-		{campPhone(5), "Name5", "p5", "voicemail", "1", lastCall[6], "2", "machine_start", "clear", lastLocal[6]}}
+		"suppression", "local_time", "abandoned", "answer_to_first_audio_ms"},
+		// The workflow speaks its greeting (no agent): audio at the answer.
+		{campPhone(1), "Name1", "p1", "answered", "1", lastCall[2], "7", "human", "clear", lastLocal[2], "false", "0"},
+		{campPhone(2), "Name2", "p2", "answered", "2", lastCall[3], "3", "human", "clear", lastLocal[3], "false", "0"},
+		{campPhone(3), "Name3", "p3", "no_answer", "2", lastCall[4], "0", "", "clear", lastLocal[4], "", ""},
+		{campPhone(4), "Name4", "p4", "failed", "1", lastCall[5], "0", "", "clear", lastLocal[5], "", ""},
+		{campPhone(5), "Name5", "p5", "voicemail", "1", lastCall[6], "2", "machine_start", "clear", lastLocal[6], "", ""}}
 	records, err := csv.NewReader(strings.NewReader(body)).ReadAll()
 	if err != nil || fmt.Sprint(records) != fmt.Sprint(wantReport) {
 		t.Errorf("report (%v) =\n%s\nwant\n%v", err, body, wantReport)
@@ -282,8 +284,8 @@ func testRedial(t *testing.T, ce *campEnv, s campSetup, cid int64) {
 		t.Errorf("redial calls = %v, want %v (rows keep their numbers)", got, want)
 	}
 	_, _, report := ce.getRaw(ce.keyA, campaignOp(kid, "report"))
-	if want := "phone_number,first_name,plan,outcome,attempts,last_call_at,duration_seconds,answered_by,suppression,local_time\n" +
-		campPhone(3) + ",Name3,p3,,0,,,,,\n" + campPhone(5) + ",Name5,p5,,0,,,,,\n"; report != want {
+	if want := "phone_number,first_name,plan,outcome,attempts,last_call_at,duration_seconds,answered_by,suppression,local_time,abandoned,answer_to_first_audio_ms\n" +
+		campPhone(3) + ",Name3,p3,,0,,,,,,,\n" + campPhone(5) + ",Name5,p5,,0,,,,,,,\n"; report != want {
 		t.Errorf("redial report =\n%s\nwant\n%s", report, want)
 	}
 	wantDetail(t, ce.a(http.MethodPost, campaignOp(cid, "redial"), nil), http.StatusConflict,

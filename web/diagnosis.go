@@ -28,7 +28,8 @@ func (s *Server) campaignDiagnosis(w http.ResponseWriter, r *http.Request, ps ht
 
 func diagnosisBody(d *dialer.Diagnosis) wire.Diagnosis {
 	out := wire.Diagnosis{CampaignID: d.CampaignID, State: d.State, Dialing: d.Dialing, InFlight: d.InFlight,
-		MaxConcurrency: d.MaxConcurrency, ReadyContacts: d.ReadyContacts, Reasons: make([]wire.Reason, len(d.Reasons))}
+		MaxConcurrency: d.MaxConcurrency, ReadyContacts: d.ReadyContacts, Reasons: make([]wire.Reason, len(d.Reasons)),
+		AbandonedRate24h: wire.AbandonedRates(d.AbandonedRate24h)}
 	for i, rs := range d.Reasons {
 		out.Reasons[i] = wire.Reason{Code: rs.Code, Message: rs.Message, Count: rs.Count, Until: optTS(rs.Until)}
 	}

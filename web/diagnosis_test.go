@@ -17,7 +17,7 @@ import (
 // prove the endpoint: its body, its errors and its tenancy.
 
 // diagnosisKeys are the fields of a diagnosis body.
-var diagnosisKeys = []string{"campaign_id", "dialing", "in_flight", "max_concurrency", "ready_contacts", "reasons", "state"}
+var diagnosisKeys = []string{"campaign_id", "dialing", "in_flight", "max_concurrency", "ready_contacts", "reasons", "state", "abandoned_rate_24h"}
 
 // diagnosis GETs campaign id's diagnosis as organization A, failing the
 // test unless it is a 200 with exactly the diagnosis fields.

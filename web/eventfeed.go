@@ -8,6 +8,7 @@ import (
 
 	"github.com/outdial/outdial/dialer"
 	"github.com/outdial/outdial/store"
+	"github.com/outdial/outdial/web/wire"
 )
 
 const (
@@ -71,7 +72,8 @@ func newFeed(h *eventHub, id, org int64) *feed {
 func (f *feed) note(c *dialer.EndedCall) {
 	if c != nil {
 		ev := callEventJSON{ID: c.AttemptID, ContactRow: c.ContactRow, Attempt: c.Attempt, State: store.AttemptDone,
-			Outcome: c.Outcome, StartedAt: optTS(c.StartedAt), EndedAt: ts(c.EndedAt), DurationSeconds: c.DurationSeconds}
+			Outcome: c.Outcome, StartedAt: optTS(c.StartedAt), EndedAt: ts(c.EndedAt), DurationSeconds: c.DurationSeconds,
+			AnswerToFirstAudioMs: c.AnswerToFirstAudioMs, Abandoned: c.Abandoned}
 		f.mu.Lock()
 		f.calls = append(f.calls, ev)
 		if len(f.calls) > callsPerSecond {
@@ -325,10 +327,14 @@ func (f *feed) snapshot(ctx context.Context, now time.Time) (*snapshotJSON, erro
 	if c.State == store.StateRunning {
 		next = optTS(c.NextDialAt)
 	}
+	rates, err := f.h.dialer.AbandonedRates(ctx, c.OrganizationID, f.id)
+	if err != nil {
+		return nil, err
+	}
 	return &snapshotJSON{ID: c.ID, State: c.State, TotalRows: c.TotalRows, ProcessedRows: c.ProcessedRows,
 		FailedRows: c.FailedRows, ExecutedCount: c.ExecutedCount, InFlight: inFlight, MaxConcurrency: c.MaxConcurrency,
 		Outcomes: c.Outcomes, CallsLastMinute: f.h.callsLastMinute(f.id, now), NextDialAt: next,
-		BlockedBy: append([]string{}, f.blocked...), org: c.OrganizationID}, nil
+		BlockedBy: append([]string{}, f.blocked...), AbandonedRate24h: wire.AbandonedRates(rates), org: c.OrganizationID}, nil
 }
 
 // finalState reports whether a campaign in state st dials no more.

@@ -23,6 +23,8 @@ type snapshotJSON struct {
 	CallsLastMinute int            `json:"calls_last_minute"`
 	NextDialAt      *string        `json:"next_dial_at"`
 	BlockedBy       []string       `json:"blocked_by"`
+	// AbandonedRate24h is abandoned_rate_24h (API.md 19).
+	AbandonedRate24h wire.AbandonedRates `json:"abandoned_rate_24h"`
 	// CallsSkipped is the number of call events not sent on this stream
 	// since its previous snapshot (the rate limit, or a client too slow).
 	CallsSkipped int `json:"calls_skipped"`
@@ -37,7 +39,8 @@ func (s *snapshotJSON) sameAs(o *snapshotJSON) bool {
 		s.FailedRows != o.FailedRows || s.ExecutedCount != o.ExecutedCount || s.InFlight != o.InFlight ||
 		s.MaxConcurrency != o.MaxConcurrency || s.Outcomes != o.Outcomes || s.CallsLastMinute != o.CallsLastMinute ||
 		(s.NextDialAt == nil) != (o.NextDialAt == nil) || s.NextDialAt != nil && *s.NextDialAt != *o.NextDialAt ||
-		len(s.BlockedBy) != len(o.BlockedBy) {
+		len(s.BlockedBy) != len(o.BlockedBy) || !sameRate(s.AbandonedRate24h.Campaign, o.AbandonedRate24h.Campaign) ||
+		!sameRate(s.AbandonedRate24h.Organization, o.AbandonedRate24h.Organization) {
 		return false
 	}
 	for i := range s.BlockedBy {
@@ -46,6 +49,11 @@ func (s *snapshotJSON) sameAs(o *snapshotJSON) bool {
 		}
 	}
 	return true
+}
+
+// sameRate reports whether two rates are both null or equal.
+func sameRate(a, b *float64) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
 // frame is one event encoded once by its feed for every stream (id: the
@@ -94,6 +102,10 @@ type callEventJSON struct {
 	StartedAt       *string `json:"started_at"`
 	EndedAt         string  `json:"ended_at"`
 	DurationSeconds int     `json:"duration_seconds"`
+	// AnswerToFirstAudioMs and Abandoned are the abandonment verdict on the
+	// call (API.md 19), null when no person answered.
+	AnswerToFirstAudioMs *int64 `json:"answer_to_first_audio_ms"`
+	Abandoned            *bool  `json:"abandoned"`
 }
 
 // logEventJSON is the data of an "event: log": a log entry (API.md 4.6)

@@ -64,9 +64,9 @@ func TestEncodeFrame(t *testing.T) {
 		want string
 	}{
 		{"call", 0, callEventJSON{ID: 3, ContactRow: 2, Attempt: 1, State: "done", Outcome: "busy", StartedAt: &started, EndedAt: "2026-11-26T10:00:00.000Z"},
-			"event: call\ndata: {\"id\":3,\"contact_row\":2,\"attempt\":1,\"state\":\"done\",\"outcome\":\"busy\",\"started_at\":\"2026-11-26T09:59:52.250Z\",\"ended_at\":\"2026-11-26T10:00:00.000Z\",\"duration_seconds\":0}\n\n"},
+			"event: call\ndata: {\"id\":3,\"contact_row\":2,\"attempt\":1,\"state\":\"done\",\"outcome\":\"busy\",\"started_at\":\"2026-11-26T09:59:52.250Z\",\"ended_at\":\"2026-11-26T10:00:00.000Z\",\"duration_seconds\":0,\"answer_to_first_audio_ms\":null,\"abandoned\":null}\n\n"},
 		{"call", 0, callEventJSON{ID: 4, ContactRow: 3, Attempt: 1, State: "done", Outcome: "canceled", EndedAt: "2026-11-26T10:00:00.000Z"},
-			"event: call\ndata: {\"id\":4,\"contact_row\":3,\"attempt\":1,\"state\":\"done\",\"outcome\":\"canceled\",\"started_at\":null,\"ended_at\":\"2026-11-26T10:00:00.000Z\",\"duration_seconds\":0}\n\n"},
+			"event: call\ndata: {\"id\":4,\"contact_row\":3,\"attempt\":1,\"state\":\"done\",\"outcome\":\"canceled\",\"started_at\":null,\"ended_at\":\"2026-11-26T10:00:00.000Z\",\"duration_seconds\":0,\"answer_to_first_audio_ms\":null,\"abandoned\":null}\n\n"},
 		{"log", 42, map[string]string{"message": "a\nb"}, "id: 42\nevent: log\ndata: {\"message\":\"a\\nb\"}\n\n"},
 	} {
 		fr, err := encodeFrame(tc.name, tc.id, tc.v)

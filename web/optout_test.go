@@ -132,7 +132,8 @@ func TestSuppressedNumberNotCalled(t *testing.T) {
 	}
 	_, _, report := ce.getRaw(ce.keyA, campaignOp(cid, "report"))
 	records, err := csv.NewReader(strings.NewReader(report)).ReadAll()
-	if err != nil || len(records) != 4 || len(records[0]) != 10 || records[0][8] != "suppression" || records[0][9] != "local_time" {
+	if err != nil || len(records) != 4 || len(records[0]) != 12 || records[0][8] != "suppression" || records[0][9] != "local_time" ||
+		records[0][10] != "abandoned" || records[0][11] != "answer_to_first_audio_ms" {
 		t.Fatalf("report (%v) =\n%s", err, report)
 	}
 	for _, row := range records[1:] {

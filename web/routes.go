@@ -82,8 +82,8 @@ func (s *Server) registerRoutes() {
 	s.public(http.MethodPost, "/api/v1/telephony/:provider/answer", s.applicationAnswer)
 	s.public(http.MethodGet, "/api/v1/telephony/:provider/answer", s.applicationAnswer)
 	s.public(http.MethodPost, "/api/v1/telephony/:provider/status", s.applicationStatus)
-	// The opt-out (token-verified too) is routed before the router: a
-	// static "opt-out" beside :provider at the same position panics
-	// httprouter (optout.go).
-	s.routes = append(s.routes, Route{http.MethodPost, optOutRoute})
+	// The opt-out and the agent's events (token-verified too) are routed
+	// before the router: a static "opt-out" or "agent" beside :provider at
+	// the same position panics httprouter (optout.go, agentevents.go).
+	s.routes = append(s.routes, Route{http.MethodPost, optOutRoute}, Route{http.MethodPost, agentEventsRoute})
 }

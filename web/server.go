@@ -141,7 +141,8 @@ func New(cfg Config) *Server {
 	return s
 }
 
-// serve routes r: the bundled object store, the opt-out (optout.go), the
+// serve routes r: the bundled object store, the opt-out (optout.go) and
+// the agent's events (agentevents.go), the
 // console (console.go), then the router; over TLS it sets HSTS first. ServeHTTP (requestlog.go) calls it
 // and logs the request.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
@@ -155,7 +156,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.objects.ServeHTTP(w, r)
 		return
 	}
-	if s.routeOptOut(w, r) {
+	if s.routeOptOut(w, r) || s.routeAgentEvents(w, r) {
 		return
 	}
 	if s.routeConsole(w, r) {

@@ -251,11 +251,14 @@ func TestWebhookAnswer(t *testing.T) {
 }
 
 // optOutParams is the TwiML of attempt aid's opt-out stream parameters
-// (API.md 12.4): its webhook token and the opt-out URL.
+// (API.md 12.4, 19): its webhook token (twice), the opt-out URL and the
+// agent events URL.
 func (ce *campEnv) optOutParams(aid int64) string {
 	tok := ce.token(aid)
-	return fmt.Sprintf(`<Parameter name="opt_out_token" value="%s"/><Parameter name="opt_out_url" value="%s/api/v1/telephony/opt-out/%d?t=%s"/>`,
-		tok, ce.srv.URL, aid, tok)
+	return fmt.Sprintf(`<Parameter name="opt_out_token" value="%s"/><Parameter name="token" value="%s"/>`+
+		`<Parameter name="opt_out_url" value="%s/api/v1/telephony/opt-out/%d?t=%s"/>`+
+		`<Parameter name="agent_events_url" value="%s/api/v1/telephony/agent/%d?t=%s"/>`,
+		tok, tok, ce.srv.URL, aid, tok, ce.srv.URL, aid, tok)
 }
 
 // TestWebhookServerAgentURL: without a workflow agent_url, serve

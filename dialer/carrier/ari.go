@@ -52,6 +52,9 @@ const (
 	ariVarAgent       = "OUTDIAL_AGENT_URL"
 	ariVarOptOutToken = "OUTDIAL_OPT_OUT_TOKEN"
 	ariVarOptOutURL   = "OUTDIAL_OPT_OUT_URL"
+	// API.md 19's names for the webhook token and the agent events URL.
+	ariVarToken          = "OUTDIAL_TOKEN"
+	ariVarAgentEventsURL = "OUTDIAL_AGENT_EVENTS_URL"
 )
 
 // ari is the Carrier of one ARI configuration. The password is only sent as

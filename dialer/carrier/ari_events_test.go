@@ -224,7 +224,7 @@ func TestARIAnswerWithAgent(t *testing.T) {
 	}})
 	defer sim.Close()
 	sink := newARITestSink()
-	sink.answer = Answer{AgentURL: "wss://agent.example/ws", OptOutToken: testOptOutToken, OptOutURL: testOptOutURL,
+	sink.answer = Answer{AgentURL: "wss://agent.example/ws", OptOutToken: testOptOutToken, OptOutURL: testOptOutURL, AgentEventsURL: testEventsURL,
 		Context: map[string]string{"first_name": "Ann", "opt_out_token": "spoof"}}
 	a := startARIEvents(t, sim, sink)
 	ariPlace(t, a, 8, "+14155550008")
@@ -245,7 +245,8 @@ func TestARIAnswerWithAgent(t *testing.T) {
 	var ctxVars map[string]string
 	if err := json.Unmarshal([]byte(v["OUTDIAL_CONTEXT"]), &ctxVars); err != nil || ctxVars["first_name"] != "Ann" ||
 		v["OUTDIAL_ATTEMPT_ID"] != "8" || v["OUTDIAL_AGENT_URL"] != "wss://agent.example/ws" ||
-		v["OUTDIAL_OPT_OUT_TOKEN"] != testOptOutToken || v["OUTDIAL_OPT_OUT_URL"] != testOptOutURL {
+		v["OUTDIAL_OPT_OUT_TOKEN"] != testOptOutToken || v["OUTDIAL_OPT_OUT_URL"] != testOptOutURL ||
+		v["OUTDIAL_TOKEN"] != testOptOutToken || v["OUTDIAL_AGENT_EVENTS_URL"] != testEventsURL {
 		t.Fatalf("media variables %v", v)
 	}
 	b := sim.Bridges()
@@ -280,10 +281,11 @@ func TestARIMediaVariables(t *testing.T) {
 		ans  Answer
 		want map[string]string
 	}{
-		{"opt-out", Answer{AgentURL: "wss://a", OptOutToken: testOptOutToken, OptOutURL: testOptOutURL, Context: spoof},
+		{"opt-out", Answer{AgentURL: "wss://a", OptOutToken: testOptOutToken, OptOutURL: testOptOutURL, AgentEventsURL: testEventsURL, Context: spoof},
 			map[string]string{"OUTDIAL_ATTEMPT_ID": "42", "OUTDIAL_AGENT_URL": "wss://a",
 				"OUTDIAL_CONTEXT":       `{"OUTDIAL_OPT_OUT_URL":"spoof","opt_out_token":"spoof"}`,
-				"OUTDIAL_OPT_OUT_TOKEN": testOptOutToken, "OUTDIAL_OPT_OUT_URL": testOptOutURL}},
+				"OUTDIAL_OPT_OUT_TOKEN": testOptOutToken, "OUTDIAL_OPT_OUT_URL": testOptOutURL,
+				"OUTDIAL_TOKEN": testOptOutToken, "OUTDIAL_AGENT_EVENTS_URL": testEventsURL}},
 		{"no opt-out", Answer{AgentURL: "wss://a", Context: spoof},
 			map[string]string{"OUTDIAL_ATTEMPT_ID": "42", "OUTDIAL_AGENT_URL": "wss://a",
 				"OUTDIAL_CONTEXT": `{"OUTDIAL_OPT_OUT_URL":"spoof","opt_out_token":"spoof"}`}},

@@ -168,8 +168,9 @@ func (a *ari) graceOver(ctx context.Context, c *ariCall) {
 // answer does what the dialer says with the answered call c: with an agent
 // URL (and ws_client_name set) an externalMedia channel to the websocket
 // client ws_client_name, carrying the attempt id, the contact's context, the
-// agent URL and the opt-out token and URL as channel variables (see
-// ariMediaVariables), and a mixing bridge joining it with the call;
+// agent URL, the webhook token and the opt-out and agent events URLs as
+// channel variables (see ariMediaVariables), and a mixing bridge joining it
+// with the call;
 // otherwise, or when a step fails, the call is hung up.
 func (a *ari) answer(ctx context.Context, sink EventSink, c *ariCall) {
 	ans, err := sink.Answer(ctx, c.attemptID)
@@ -223,8 +224,9 @@ func (a *ari) mediaQuery(mediaID string) url.Values {
 // ariMediaVariables are the media channel's variables: OUTDIAL_ATTEMPT_ID,
 // OUTDIAL_CONTEXT (the contact's initial context as a JSON object, whole:
 // being one variable, none of its keys can stand in for the others),
-// OUTDIAL_AGENT_URL, and OUTDIAL_OPT_OUT_TOKEN and OUTDIAL_OPT_OUT_URL when
-// the answer has them (the websocket client configuration decides where
+// OUTDIAL_AGENT_URL, and OUTDIAL_OPT_OUT_TOKEN, OUTDIAL_TOKEN (the same
+// webhook token), OUTDIAL_OPT_OUT_URL and OUTDIAL_AGENT_EVENTS_URL when the
+// answer has them (the websocket client configuration decides where
 // Asterisk connects; newer Asterisk versions report the channel variables
 // to the agent in their MEDIA_START message).
 func ariMediaVariables(attemptID int64, ans Answer) map[string]string {
@@ -242,6 +244,12 @@ func ariMediaVariables(attemptID int64, ans Answer) map[string]string {
 	}
 	if ans.OptOutURL != "" {
 		v[ariVarOptOutURL] = ans.OptOutURL
+	}
+	if ans.OptOutToken != "" {
+		v[ariVarToken] = ans.OptOutToken
+	}
+	if ans.AgentEventsURL != "" {
+		v[ariVarAgentEventsURL] = ans.AgentEventsURL
 	}
 	return v
 }

@@ -118,11 +118,12 @@ func IsMachine(answeredBy string) bool {
 type Answer struct {
 	AttemptID int64
 	// AgentURL, when set, is a websocket URL the call's audio is connected
-	// to as a media stream, passing AttemptID, OptOutToken, OptOutURL and
-	// Context as parameters named attempt_id, opt_out_token, opt_out_url
-	// and after the Context keys (a Context key named like one of the
-	// first three is left out; the opt-out values are left out when
-	// empty), or as ARI channel variables (see ariMediaVariables).
+	// to as a media stream, passing AttemptID, OptOutToken (twice: as
+	// opt_out_token and as token), OptOutURL, AgentEventsURL and Context as
+	// parameters named attempt_id, opt_out_token, token, opt_out_url,
+	// agent_events_url and after them the Context keys (a Context key named
+	// like one of the first five is left out; the token and URLs are left
+	// out when empty), or as ARI channel variables (see ariMediaVariables).
 	AgentURL string
 	// Greeting is the rendered text spoken when there is no agent URL,
 	// before hanging up.
@@ -135,6 +136,10 @@ type Answer struct {
 	// OptOutURL is the full URL the voice agent POSTs to for that:
 	// <public URL>/api/v1/telephony/opt-out/<attempt id>?t=<token>.
 	OptOutURL string
+	// AgentEventsURL is the full URL the voice agent POSTs its events to
+	// (connected, first_audio, failed; API.md 19):
+	// <public URL>/api/v1/telephony/agent/<attempt id>?t=<token>.
+	AgentEventsURL string
 }
 
 // Webhook is a provider request received at one of our callback URLs.

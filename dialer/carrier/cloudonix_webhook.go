@@ -339,11 +339,12 @@ func (c *cloudonix) VerifyAnswer(w Webhook) (string, error) {
 // the stream ends:
 //
 //	<Response><Connect><Stream url="AGENT"><Parameter name="attempt_id" value="ID"/>
-//	<Parameter name="opt_out_token" value="TOKEN"/><Parameter name="opt_out_url" value="URL"/>
+//	<Parameter name="opt_out_token" value="TOKEN"/><Parameter name="token" value="TOKEN"/>
+//	<Parameter name="opt_out_url" value="URL"/><Parameter name="agent_events_url" value="URL"/>
 //	<Parameter name="KEY" value="VALUE"/>...</Stream></Connect><Hangup/></Response>
 //
 // with one Parameter per Context key in sorted order (a Context key named
-// attempt_id, opt_out_token or opt_out_url is left out: the answer's own
+// attempt_id, opt_out_token, token, opt_out_url or agent_events_url is left out: the answer's own
 // value wins; see streamParams), as for Twilio. Without an AgentURL the
 // greeting is spoken and the call hung up: <Response><Say>GREETING</Say><Hangup/></Response>,
 // or just <Hangup/> for an empty greeting. Every value is XML-escaped. The

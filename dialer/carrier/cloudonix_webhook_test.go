@@ -173,7 +173,9 @@ func TestCloudonixAnswerMarkup(t *testing.T) {
 		{"agent with opt-out", optOutAnswer("wss://agent.example/ws"),
 			head + `<Response><Connect><Stream url="wss://agent.example/ws">` +
 				`<Parameter name="attempt_id" value="42"/><Parameter name="opt_out_token" value="tok-_9Zx"/>` +
+				`<Parameter name="token" value="tok-_9Zx"/>` +
 				`<Parameter name="opt_out_url" value="https://svc.example/api/v1/telephony/opt-out/42?t=tok-_9Zx"/>` +
+				`<Parameter name="agent_events_url" value="https://svc.example/api/v1/telephony/agent/42?t=tok-_9Zx"/>` +
 				`<Parameter name="first_name" value="Ann"/></Stream></Connect><Hangup/></Response>`,
 			optOutParams},
 		{"agent without context", carrier.Answer{AttemptID: 1, AgentURL: "wss://a/ws"},

@@ -105,15 +105,16 @@ func (c *plivoLike) verifyWebhook(w Webhook) (url.Values, []string, error) {
 //
 //	<Response><Stream bidirectional="true" keepCallAlive="true"
 //	contentType="audio/x-mulaw;rate=8000" extraHeaders="attemptId=ID,...">
-//	AGENT?attempt_id=ID&opt_out_token=TOKEN&opt_out_url=URL&KEY=VALUE...</Stream></Response>
+//	AGENT?attempt_id=ID&opt_out_token=TOKEN&token=TOKEN&opt_out_url=URL&agent_events_url=URL&KEY=VALUE...</Stream></Response>
 //
 // The attempt id and Context travel twice, because extraHeaders only takes
 // letters and digits (documented for both providers: [A-Za-z0-9], pairs
 // written k=v and joined by ",", at most 512 bytes):
 //
-//   - in the stream URL's query: attempt_id, opt_out_token, opt_out_url
-//     and every Context key, URL encoded (see streamParams: a Context key
-//     named like one of the first three is left out, the answer's own
+//   - in the stream URL's query: attempt_id, opt_out_token, token,
+//     opt_out_url, agent_events_url and every Context key, URL encoded (see
+//     streamParams: a Context key named like one of the first five is left
+//     out, the answer's own
 //     value wins), added to any query the AgentURL has;
 //   - in extraHeaders: attemptId=ID, then the Context pairs whose key and
 //     value are both non-empty letters and digits, in key order, as long as
@@ -149,7 +150,7 @@ func (c *plivoLike) AnswerMarkup(a Answer) (string, []byte) {
 }
 
 // plivoStreamURL is the AgentURL with the stream parameters (attempt_id,
-// the opt-out token and URL, the Context) added to its query (see
+// the webhook token, the opt-out and agent events URLs, the Context) added to its query (see
 // AnswerMarkup). An AgentURL that does not parse is used as given.
 func plivoStreamURL(a Answer) string {
 	u, err := url.Parse(a.AgentURL)
@@ -188,9 +189,10 @@ func plivoExtraHeaders(a Answer) string {
 }
 
 // plivoReservedHeaders are the extraHeaders names a Context key may not
-// take: attemptId is ours, and optOutToken and optOutUrl name the opt-out
-// values the other providers' agents receive (here only in the query).
-var plivoReservedHeaders = map[string]bool{"attemptId": true, "optOutToken": true, "optOutUrl": true}
+// take: attemptId is ours, and optOutToken, optOutUrl, token and
+// agentEventsUrl name the values the other providers' agents receive (here
+// only in the query).
+var plivoReservedHeaders = map[string]bool{"attemptId": true, "optOutToken": true, "optOutUrl": true, "token": true, "agentEventsUrl": true}
 
 // plivoAlnum reports whether s is non-empty ASCII letters and digits.
 func plivoAlnum(s string) bool {

@@ -278,14 +278,16 @@ func TestPlivoAnswerMarkup(t *testing.T) {
 			map[string]string{"x": "1", "attempt_id": "42", "attemptId": "9", "first_name": "Ann Lee", "n": "<&>", "tier": "gold"},
 			map[string]string{"attemptId": "42", "tier": "gold"}},
 		{"agent with opt-out", Answer{AttemptID: 42, AgentURL: "wss://agent.example/ws?x=1", OptOutToken: testOptOutToken, OptOutURL: testOptOutURL,
-			Context: map[string]string{"opt_out_token": "spoof", "opt_out_url": "https://evil.example/", "attempt_id": "1",
-				"optOutToken": "spoof", "optOutUrl": "spoof", "tier": "gold"}},
+			AgentEventsURL: testEventsURL, Context: map[string]string{"opt_out_token": "spoof", "opt_out_url": "https://evil.example/", "attempt_id": "1",
+				"optOutToken": "spoof", "optOutUrl": "spoof", "token": "spoof", "agentEventsUrl": "spoof", "tier": "gold"}},
 			decl + `<Response><Stream bidirectional="true" keepCallAlive="true" contentType="audio/x-mulaw;rate=8000" ` +
 				`extraHeaders="attemptId=42,tier=gold">wss://agent.example/ws?x=1&amp;attempt_id=42&amp;opt_out_token=tok-_9Zx&amp;` +
-				`opt_out_url=https%3A%2F%2Fsvc.example%2Fapi%2Fv1%2Ftelephony%2Fopt-out%2F42%3Ft%3Dtok-_9Zx&amp;` +
-				`optOutToken=spoof&amp;optOutUrl=spoof&amp;tier=gold</Stream></Response>`,
-			map[string]string{"x": "1", "attempt_id": "42", "opt_out_token": testOptOutToken, "opt_out_url": testOptOutURL,
-				"optOutToken": "spoof", "optOutUrl": "spoof", "tier": "gold"},
+				`token=tok-_9Zx&amp;opt_out_url=https%3A%2F%2Fsvc.example%2Fapi%2Fv1%2Ftelephony%2Fopt-out%2F42%3Ft%3Dtok-_9Zx&amp;` +
+				`agent_events_url=https%3A%2F%2Fsvc.example%2Fapi%2Fv1%2Ftelephony%2Fagent%2F42%3Ft%3Dtok-_9Zx&amp;` +
+				`agentEventsUrl=spoof&amp;optOutToken=spoof&amp;optOutUrl=spoof&amp;tier=gold</Stream></Response>`,
+			map[string]string{"x": "1", "attempt_id": "42", "opt_out_token": testOptOutToken, "token": testOptOutToken,
+				"opt_out_url": testOptOutURL, "agent_events_url": testEventsURL,
+				"agentEventsUrl": "spoof", "optOutToken": "spoof", "optOutUrl": "spoof", "tier": "gold"},
 			map[string]string{"attemptId": "42", "tier": "gold"}},
 		{"agent without context", Answer{AttemptID: 7, AgentURL: "wss://a/b"},
 			decl + `<Response><Stream bidirectional="true" keepCallAlive="true" contentType="audio/x-mulaw;rate=8000" ` +

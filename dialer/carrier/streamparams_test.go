@@ -11,6 +11,7 @@ import (
 const (
 	testOptOutToken = "tok-_9Zx"
 	testOptOutURL   = "https://svc.example/api/v1/telephony/opt-out/42?t=tok-_9Zx"
+	testEventsURL   = "https://svc.example/api/v1/telephony/agent/42?t=tok-_9Zx"
 )
 
 // optOutAnswer is an agent answer with the opt-out values and a context
@@ -18,11 +19,13 @@ const (
 // external tests' optOutAnswer).
 func optOutAnswer(agentURL string) Answer {
 	return Answer{AttemptID: 42, AgentURL: agentURL, OptOutToken: testOptOutToken, OptOutURL: testOptOutURL,
-		Context: map[string]string{"opt_out_token": "spoof", "opt_out_url": "https://evil.example/", "attempt_id": "1", "first_name": "Ann"}}
+		AgentEventsURL: testEventsURL, Context: map[string]string{"opt_out_token": "spoof", "opt_out_url": "https://evil.example/",
+			"attempt_id": "1", "token": "spoof", "agent_events_url": "https://evil.example/", "first_name": "Ann"}}
 }
 
 // optOutParams are the stream parameters of optOutAnswer.
-var optOutParams = map[string]string{"attempt_id": "42", "opt_out_token": testOptOutToken, "opt_out_url": testOptOutURL, "first_name": "Ann"}
+var optOutParams = map[string]string{"attempt_id": "42", "opt_out_token": testOptOutToken, "token": testOptOutToken,
+	"opt_out_url": testOptOutURL, "agent_events_url": testEventsURL, "first_name": "Ann"}
 
 // queryParams returns a URL's query parameters by name, failing the test
 // on a name given twice.
@@ -47,18 +50,20 @@ func queryParams(t *testing.T, raw string) map[string]string {
 }
 
 func TestStreamParams(t *testing.T) {
-	spoof := map[string]string{"attempt_id": "1", "opt_out_token": "spoof", "opt_out_url": "https://evil.example/", "b": "2", "a": "1"}
+	spoof := map[string]string{"attempt_id": "1", "opt_out_token": "spoof", "opt_out_url": "https://evil.example/", "token": "spoof",
+		"agent_events_url": "https://evil.example/", "b": "2", "a": "1"}
 	tests := []struct {
 		name string
 		a    Answer
 		want []streamParam
 	}{
-		{"all", Answer{AttemptID: 42, OptOutToken: testOptOutToken, OptOutURL: testOptOutURL, Context: spoof},
-			[]streamParam{{"attempt_id", "42"}, {"opt_out_token", testOptOutToken}, {"opt_out_url", testOptOutURL}, {"a", "1"}, {"b", "2"}}},
+		{"all", Answer{AttemptID: 42, OptOutToken: testOptOutToken, OptOutURL: testOptOutURL, AgentEventsURL: testEventsURL, Context: spoof},
+			[]streamParam{{"attempt_id", "42"}, {"opt_out_token", testOptOutToken}, {"token", testOptOutToken}, {"opt_out_url", testOptOutURL},
+				{"agent_events_url", testEventsURL}, {"a", "1"}, {"b", "2"}}},
 		{"no opt-out: the reserved names stay reserved", Answer{AttemptID: 7, Context: spoof},
 			[]streamParam{{"attempt_id", "7"}, {"a", "1"}, {"b", "2"}}},
 		{"token only", Answer{AttemptID: 7, OptOutToken: "t"},
-			[]streamParam{{"attempt_id", "7"}, {"opt_out_token", "t"}}},
+			[]streamParam{{"attempt_id", "7"}, {"opt_out_token", "t"}, {"token", "t"}}},
 		{"nothing else", Answer{AttemptID: 7}, []streamParam{{"attempt_id", "7"}}},
 	}
 	for _, tt := range tests {

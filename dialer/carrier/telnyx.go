@@ -254,8 +254,9 @@ func telnyxAttemptOf(clientState string) (id int64, ok bool) {
 }
 
 // telnyxStreamURL is the agent's URL with the stream parameters added to
-// its query: attempt_id=N, opt_out_token and opt_out_url, then every
-// Context key (see streamParams: a key named like one of the first three is
+// its query: attempt_id=N, opt_out_token, token, opt_out_url and
+// agent_events_url, then every Context key (see streamParams: a key named
+// like one of the first five is
 // left out, the answer's own value wins), each replacing a parameter of
 // that name the URL already had; the query is then encoded sorted by key.
 // Telnyx's dial command has no custom-parameter field for the stream (only

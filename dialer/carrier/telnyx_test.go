@@ -87,7 +87,8 @@ const telnyxDialOK = `{"data":{"call_control_id":"v3:abc","call_leg_id":"leg","c
 
 func TestTelnyxPlaceWireFormat(t *testing.T) {
 	agent := &Answer{AttemptID: 42, AgentURL: "wss://agent.example/ws?tenant=a", OptOutToken: testOptOutToken, OptOutURL: testOptOutURL,
-		Context: map[string]string{"first_name": "Ann & Bo", "attempt_id": "ignored", "city": "Zürich", "opt_out_token": "spoof", "opt_out_url": "spoof"}}
+		AgentEventsURL: testEventsURL, Context: map[string]string{"first_name": "Ann & Bo", "attempt_id": "ignored", "city": "Zürich",
+			"opt_out_token": "spoof", "opt_out_url": "spoof", "token": "spoof", "agent_events_url": "spoof"}}
 	tests := []struct {
 		name   string
 		creds  map[string]any
@@ -113,8 +114,9 @@ func TestTelnyxPlaceWireFormat(t *testing.T) {
 		{name: "machine detection from the call", call: Call{AttemptID: 1, To: "+14155550123", From: "+14155550100", MachineDetection: true},
 			want: map[string]any{"answering_machine_detection": "detect"}},
 		{name: "agent stream at dial", call: Call{AttemptID: 42, To: "+14155550123", From: "+14155550100", Answer: agent},
-			want: map[string]any{"stream_url": "wss://agent.example/ws?attempt_id=42&city=Z%C3%BCrich&first_name=Ann+%26+Bo" +
-				"&opt_out_token=tok-_9Zx&opt_out_url=https%3A%2F%2Fsvc.example%2Fapi%2Fv1%2Ftelephony%2Fopt-out%2F42%3Ft%3Dtok-_9Zx&tenant=a",
+			want: map[string]any{"stream_url": "wss://agent.example/ws?agent_events_url=https%3A%2F%2Fsvc.example%2Fapi%2Fv1%2Ftelephony%2Fagent%2F42%3Ft%3Dtok-_9Zx" +
+				"&attempt_id=42&city=Z%C3%BCrich&first_name=Ann+%26+Bo" +
+				"&opt_out_token=tok-_9Zx&opt_out_url=https%3A%2F%2Fsvc.example%2Fapi%2Fv1%2Ftelephony%2Fopt-out%2F42%3Ft%3Dtok-_9Zx&tenant=a&token=tok-_9Zx",
 				"stream_track": "inbound_track", "stream_bidirectional_mode": "rtp", "stream_bidirectional_codec": "PCMU"}},
 		{name: "greeting answer adds nothing at dial", call: Call{AttemptID: 3, To: "+14155550123", From: "+14155550100",
 			Answer: &Answer{AttemptID: 3, Greeting: "Hi"}}, absent: []string{"stream_url", "stream_track"}},

@@ -273,8 +273,9 @@ func TestTelnyxAnswerMarkup(t *testing.T) {
 			`{"stream_url":"wss://agent.example/ws?attempt_id=7&name=Ann+%26+%3CBo%3E"}`,
 			map[string]string{"attempt_id": "7", "name": "Ann & <Bo>"}},
 		{"agent with opt-out", optOutAnswer("wss://agent.example/ws?opt_out_token=mine"),
-			`{"stream_url":"wss://agent.example/ws?attempt_id=42&first_name=Ann&opt_out_token=tok-_9Zx&` +
-				`opt_out_url=https%3A%2F%2Fsvc.example%2Fapi%2Fv1%2Ftelephony%2Fopt-out%2F42%3Ft%3Dtok-_9Zx"}`,
+			`{"stream_url":"wss://agent.example/ws?agent_events_url=https%3A%2F%2Fsvc.example%2Fapi%2Fv1%2Ftelephony%2Fagent%2F42%3Ft%3Dtok-_9Zx&` +
+				`attempt_id=42&first_name=Ann&opt_out_token=tok-_9Zx&` +
+				`opt_out_url=https%3A%2F%2Fsvc.example%2Fapi%2Fv1%2Ftelephony%2Fopt-out%2F42%3Ft%3Dtok-_9Zx&token=tok-_9Zx"}`,
 			optOutParams},
 		{"greeting", Answer{AttemptID: 7, Greeting: `Hi "Ann" <&>`},
 			`{"speak":{"payload":"Hi \"Ann\" <&>","service_level":"basic","voice":"female","language":"en-US"},"hangup":true}`, nil},

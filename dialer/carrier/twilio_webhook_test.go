@@ -194,17 +194,20 @@ func TestTwilioVerifyAnswer(t *testing.T) {
 const (
 	testOptOutToken = "tok-_9Zx"
 	testOptOutURL   = "https://svc.example/api/v1/telephony/opt-out/42?t=tok-_9Zx"
+	testEventsURL   = "https://svc.example/api/v1/telephony/agent/42?t=tok-_9Zx"
 )
 
 // optOutAnswer is an agent answer with the opt-out values and a context
 // whose keys try to take the reserved parameter names.
 func optOutAnswer(agentURL string) carrier.Answer {
 	return carrier.Answer{AttemptID: 42, AgentURL: agentURL, OptOutToken: testOptOutToken, OptOutURL: testOptOutURL,
-		Context: map[string]string{"opt_out_token": "spoof", "opt_out_url": "https://evil.example/", "attempt_id": "1", "first_name": "Ann"}}
+		AgentEventsURL: testEventsURL, Context: map[string]string{"opt_out_token": "spoof", "opt_out_url": "https://evil.example/",
+			"attempt_id": "1", "token": "spoof", "agent_events_url": "https://evil.example/", "first_name": "Ann"}}
 }
 
 // optOutParams are the stream parameters of optOutAnswer.
-var optOutParams = map[string]string{"attempt_id": "42", "opt_out_token": testOptOutToken, "opt_out_url": testOptOutURL, "first_name": "Ann"}
+var optOutParams = map[string]string{"attempt_id": "42", "opt_out_token": testOptOutToken, "token": testOptOutToken,
+	"opt_out_url": testOptOutURL, "agent_events_url": testEventsURL, "first_name": "Ann"}
 
 // streamParameters decodes TwiML (or Cloudonix CXML) and returns its
 // <Connect><Stream>'s parameters by name (nil without a stream), failing
@@ -253,7 +256,9 @@ func TestTwilioAnswerMarkup(t *testing.T) {
 		{"stream with opt-out", optOutAnswer("wss://agent.example/ws"),
 			`<Response><Connect><Stream url="wss://agent.example/ws">` +
 				`<Parameter name="attempt_id" value="42"/><Parameter name="opt_out_token" value="tok-_9Zx"/>` +
+				`<Parameter name="token" value="tok-_9Zx"/>` +
 				`<Parameter name="opt_out_url" value="https://svc.example/api/v1/telephony/opt-out/42?t=tok-_9Zx"/>` +
+				`<Parameter name="agent_events_url" value="https://svc.example/api/v1/telephony/agent/42?t=tok-_9Zx"/>` +
 				`<Parameter name="first_name" value="Ann"/></Stream></Connect></Response>`,
 			optOutParams},
 		{"stream without context", carrier.Answer{AttemptID: 1, AgentURL: "wss://a"},

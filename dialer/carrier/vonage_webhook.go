@@ -94,11 +94,13 @@ const vonageAudio = "audio/l16;rate=16000"
 //
 //	[{"action":"connect","endpoint":[{"type":"websocket","uri":"AGENT",
 //	  "content-type":"audio/l16;rate=16000","headers":{"attempt_id":"ID",
-//	  "opt_out_token":"TOKEN","opt_out_url":"URL","KEY":"VALUE",...}}]}]
+//	  "opt_out_token":"TOKEN","token":"TOKEN","opt_out_url":"URL",
+//	  "agent_events_url":"URL","KEY":"VALUE",...}}]}]
 //
-// where headers hold the attempt id, the opt-out token and URL and every
-// Context entry (see streamParams: a Context key named attempt_id,
-// opt_out_token or opt_out_url is left out, the answer's own value wins);
+// where headers hold the attempt id, the webhook token, the opt-out and
+// agent events URLs and every Context entry (see streamParams: a Context
+// key named attempt_id, opt_out_token, token, opt_out_url or
+// agent_events_url is left out, the answer's own value wins);
 // Vonage hands them to the agent in the websocket's first message. Without
 // an AgentURL the greeting is spoken, [{"action":"talk","text":"GREETING"}],
 // and the call ends when the NCCO is done. An empty greeting gives [], an

@@ -278,8 +278,9 @@ func TestVonageAnswerMarkup(t *testing.T) {
 			map[string]string{"account": "A-1", "attempt_id": "42", "first_name": "Zoë <\"x\">"}},
 		{"agent with opt-out", optOutAnswer("wss://agent.example/ws"),
 			`[{"action":"connect","endpoint":[{"type":"websocket","uri":"wss://agent.example/ws","content-type":"audio/l16;rate=16000",` +
-				`"headers":{"attempt_id":"42","first_name":"Ann","opt_out_token":"tok-_9Zx",` +
-				`"opt_out_url":"https://svc.example/api/v1/telephony/opt-out/42?t=tok-_9Zx"}}]}]`,
+				`"headers":{"agent_events_url":"https://svc.example/api/v1/telephony/agent/42?t=tok-_9Zx",` +
+				`"attempt_id":"42","first_name":"Ann","opt_out_token":"tok-_9Zx",` +
+				`"opt_out_url":"https://svc.example/api/v1/telephony/opt-out/42?t=tok-_9Zx","token":"tok-_9Zx"}}]}]`,
 			optOutParams},
 		{"agent without context", Answer{AttemptID: 1, AgentURL: "wss://a/ws"},
 			`[{"action":"connect","endpoint":[{"type":"websocket","uri":"wss://a/ws","content-type":"audio/l16;rate=16000","headers":{"attempt_id":"1"}}]}]`,

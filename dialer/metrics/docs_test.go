@@ -21,6 +21,7 @@ func knownNames(t *testing.T) map[string]bool {
 	m.WatchInFlight(func(yield func(int64, int)) { yield(1, 0) })
 	m.WatchCampaigns(func(context.Context) (map[string]int64, error) { return map[string]int64{}, nil })
 	m.Dispatched(0)
+	m.AnswerToFirstAudio(0)
 	m.ObserveBatch(0, 0, 1)
 	fams, err := m.Registry().Gather()
 	if err != nil {

@@ -69,6 +69,8 @@ type Metrics struct {
 	trips       prometheus.Counter
 	writeWait   prometheus.Histogram
 	commit      prometheus.Histogram
+	abandoned   *prometheus.CounterVec
+	firstAudio  prometheus.Histogram
 
 	// byProvider holds each provider's label children, resolved once.
 	byProvider map[string]*Provider
@@ -80,6 +82,7 @@ type Metrics struct {
 // does no label lookup and no allocation.
 type Provider struct {
 	placed, rateLimited, authFailed prometheus.Counter
+	abandoned                       prometheus.Counter
 	outcomes                        map[string]prometheus.Counter
 	outcomeOther                    prometheus.Counter
 	requests                        [4]prometheus.Counter // by classes' order
@@ -134,8 +137,17 @@ func New() *Metrics {
 		Help:    "Time a group commit's transaction took, from its begin to its commit (with the sync of a durable one).",
 		Buckets: dbBuckets,
 	})
+	m.abandoned = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "outdial_calls_abandoned_total",
+		Help: "Calls answered by a person that were abandoned (no first audio from the agent within abandon_after_ms, or the agent failed first), by provider.",
+	}, []string{"provider"})
+	m.firstAudio = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "outdial_answer_to_first_audio_seconds",
+		Help:    "Time from a person's answer to the agent's first audio (first_audio's arrival, a late one included; 0 for the built-in greeting).",
+		Buckets: []float64{.1, .25, .5, .75, 1, 1.5, 2, 3, 5, 10, 30},
+	})
 	m.reg.MustRegister(m.placed, m.outcomes, m.dispatch, m.requests, m.rateLimited, m.authFailed,
-		m.webhooks, m.trips, m.writeWait, m.commit,
+		m.webhooks, m.trips, m.writeWait, m.commit, m.abandoned, m.firstAudio,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, p := range providers {
 		m.byProvider[p] = m.newProvider(p)
@@ -148,6 +160,7 @@ func (m *Metrics) newProvider(name string) *Provider {
 		placed:       m.placed.WithLabelValues(name),
 		rateLimited:  m.rateLimited.WithLabelValues(name),
 		authFailed:   m.authFailed.WithLabelValues(name),
+		abandoned:    m.abandoned.WithLabelValues(name),
 		outcomes:     map[string]prometheus.Counter{},
 		outcomeOther: m.outcomes.WithLabelValues(name, "other"),
 		webhooks:     map[string]prometheus.Counter{},
@@ -204,6 +217,13 @@ func (p *Provider) Outcome(outcome string) {
 	p.outcomeOther.Inc()
 }
 
+// Abandoned counts a call a person answered that was abandoned.
+func (p *Provider) Abandoned() {
+	if p != nil {
+		p.abandoned.Inc()
+	}
+}
+
 // Request counts a place request answered with class (Class2xx, ...).
 func (p *Provider) Request(class string) {
 	if p == nil {
@@ -245,6 +265,14 @@ func (p *Provider) Webhook(result string) {
 func (m *Metrics) Dispatched(d time.Duration) {
 	if m != nil {
 		m.dispatch.Observe(d.Seconds())
+	}
+}
+
+// AnswerToFirstAudio records the time from a person's answer to the
+// agent's first audio.
+func (m *Metrics) AnswerToFirstAudio(d time.Duration) {
+	if m != nil {
+		m.firstAudio.Observe(d.Seconds())
 	}
 }
 

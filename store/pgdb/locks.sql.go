@@ -10,7 +10,7 @@ import (
 )
 
 const lockAttempt = `-- name: LockAttempt :one
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts WHERE id = $1 FOR NO KEY UPDATE
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance, agent_connected_at, agent_first_audio_at, agent_failed_at, agent_connected_reported_at, agent_first_audio_reported_at, agent_failed_reported_at, abandoned, answer_to_first_audio_ms FROM call_attempts WHERE id = $1 FOR NO KEY UPDATE
 `
 
 // Reads attempt @id and holds it until the transaction ends: a final status
@@ -45,6 +45,14 @@ func (q *Queries) LockAttempt(ctx context.Context, id int64) (CallAttempt, error
 		&i.DurationSeconds,
 		&i.Executed,
 		&i.Compliance,
+		&i.AgentConnectedAt,
+		&i.AgentFirstAudioAt,
+		&i.AgentFailedAt,
+		&i.AgentConnectedReportedAt,
+		&i.AgentFirstAudioReportedAt,
+		&i.AgentFailedReportedAt,
+		&i.Abandoned,
+		&i.AnswerToFirstAudioMs,
 	)
 	return i, err
 }

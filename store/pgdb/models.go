@@ -38,30 +38,38 @@ type AuditEntry struct {
 }
 
 type CallAttempt struct {
-	ID              int64
-	CampaignID      int64
-	ContactID       int64
-	ContactRow      int64
-	Attempt         int64
-	State           string
-	Priority        int64
-	DueAt           int64
-	Timezone        string
-	PhoneNumber     string
-	Outcome         sql.NullString
-	RawStatus       sql.NullString
-	ProviderCallID  sql.NullString
-	CallerID        sql.NullString
-	AnsweredBy      sql.NullString
-	Error           sql.NullString
-	Sequence        int64
-	StartedAt       sql.NullInt64
-	AnsweredAt      sql.NullInt64
-	EndedAt         sql.NullInt64
-	DeadlineAt      sql.NullInt64
-	DurationSeconds sql.NullInt64
-	Executed        int64
-	Compliance      sql.NullString
+	ID                        int64
+	CampaignID                int64
+	ContactID                 int64
+	ContactRow                int64
+	Attempt                   int64
+	State                     string
+	Priority                  int64
+	DueAt                     int64
+	Timezone                  string
+	PhoneNumber               string
+	Outcome                   sql.NullString
+	RawStatus                 sql.NullString
+	ProviderCallID            sql.NullString
+	CallerID                  sql.NullString
+	AnsweredBy                sql.NullString
+	Error                     sql.NullString
+	Sequence                  int64
+	StartedAt                 sql.NullInt64
+	AnsweredAt                sql.NullInt64
+	EndedAt                   sql.NullInt64
+	DeadlineAt                sql.NullInt64
+	DurationSeconds           sql.NullInt64
+	Executed                  int64
+	Compliance                sql.NullString
+	AgentConnectedAt          sql.NullInt64
+	AgentFirstAudioAt         sql.NullInt64
+	AgentFailedAt             sql.NullInt64
+	AgentConnectedReportedAt  sql.NullInt64
+	AgentFirstAudioReportedAt sql.NullInt64
+	AgentFailedReportedAt     sql.NullInt64
+	Abandoned                 sql.NullInt64
+	AnswerToFirstAudioMs      sql.NullInt64
 }
 
 type Campaign struct {

@@ -10,6 +10,12 @@ import (
 )
 
 type Querier interface {
+	// The campaign's person-answered calls answered since @since, and how many
+	// of them were abandoned (the call_attempts_abandonment index covers it);
+	// nothing when the campaign is not the organization's.
+	AbandonedCountsOfCampaign(ctx context.Context, arg AbandonedCountsOfCampaignParams) (AbandonedCountsOfCampaignRow, error)
+	// AbandonedCountsOfCampaign over every campaign of the organization.
+	AbandonedCountsOfOrganization(ctx context.Context, arg AbandonedCountsOfOrganizationParams) (AbandonedCountsOfOrganizationRow, error)
 	// Compliance guard rails (API.md section 12): the suppression list, the
 	// organization's policy and its change log, the placements the attempt cap
 	// counts.
@@ -198,8 +204,9 @@ type Querier interface {
 	// shows it. The empty column keeps the row's shape GetCampaign's.
 	ListCampaigns(ctx context.Context, arg ListCampaignsParams) ([]ListCampaignsRow, error)
 	// A page of the campaign's contacts in row order (the report), each with the
-	// guard rails' evidence of its newest attempt that has any (API.md 12.5):
-	// one search of the attempts' (contact_id, attempt) index per contact.
+	// guard rails' evidence of its newest attempt that has any (API.md 12.5)
+	// and its newest attempt's abandonment verdict (API.md 19): searches of the
+	// attempts' (contact_id, attempt) index per contact.
 	ListContacts(ctx context.Context, arg ListContactsParams) ([]ListContactsRow, error)
 	ListLogs(ctx context.Context, arg ListLogsParams) ([]CampaignLog, error)
 	// An organization's keys not revoked, oldest first.
@@ -317,6 +324,11 @@ type Querier interface {
 	// and one index range reads from there, so the cost does not depend on how
 	// many entries a campaign has (a window function would number them all).
 	RecentLogsOfCampaigns(ctx context.Context, ids []int64) ([]CampaignLog, error)
+	// Records the voice agent's first report of an event (API.md 19): the
+	// caller passes the arrival and reported times of that one event, NULL for
+	// the others, and @late_ms when a first first_audio arrives after the call
+	// ended with a person's answer (AgentEvent decides, under the row lock).
+	RecordAgentEvent(ctx context.Context, arg RecordAgentEventParams) (int64, error)
 	RecordNumberCall(ctx context.Context, arg RecordNumberCallParams) error
 	// One row when key is new (its expired use forgotten first); none when a
 	// live one exists: the webhook was applied already.

@@ -10,6 +10,57 @@ import (
 	"database/sql"
 )
 
+const abandonedCountsOfCampaign = `-- name: AbandonedCountsOfCampaign :one
+SELECT count(*) AS answered, count(CASE WHEN a.abandoned = 1 THEN 1 END) AS abandoned
+FROM campaigns c JOIN call_attempts a ON a.campaign_id = c.id
+WHERE c.id = ?1 AND c.organization_id = ?2 AND a.abandoned IS NOT NULL AND a.answered_at >= ?3
+`
+
+type AbandonedCountsOfCampaignParams struct {
+	CampaignID     int64
+	OrganizationID int64
+	Since          sql.NullInt64
+}
+
+type AbandonedCountsOfCampaignRow struct {
+	Answered  int64
+	Abandoned int64
+}
+
+// The campaign's person-answered calls answered since @since, and how many
+// of them were abandoned (the call_attempts_abandonment index covers it);
+// nothing when the campaign is not the organization's.
+func (q *Queries) AbandonedCountsOfCampaign(ctx context.Context, arg AbandonedCountsOfCampaignParams) (AbandonedCountsOfCampaignRow, error) {
+	row := q.queryRow(ctx, q.abandonedCountsOfCampaignStmt, abandonedCountsOfCampaign, arg.CampaignID, arg.OrganizationID, arg.Since)
+	var i AbandonedCountsOfCampaignRow
+	err := row.Scan(&i.Answered, &i.Abandoned)
+	return i, err
+}
+
+const abandonedCountsOfOrganization = `-- name: AbandonedCountsOfOrganization :one
+SELECT count(*) AS answered, count(CASE WHEN a.abandoned = 1 THEN 1 END) AS abandoned
+FROM campaigns c JOIN call_attempts a ON a.campaign_id = c.id
+WHERE c.organization_id = ?1 AND a.abandoned IS NOT NULL AND a.answered_at >= ?2
+`
+
+type AbandonedCountsOfOrganizationParams struct {
+	OrganizationID int64
+	Since          sql.NullInt64
+}
+
+type AbandonedCountsOfOrganizationRow struct {
+	Answered  int64
+	Abandoned int64
+}
+
+// AbandonedCountsOfCampaign over every campaign of the organization.
+func (q *Queries) AbandonedCountsOfOrganization(ctx context.Context, arg AbandonedCountsOfOrganizationParams) (AbandonedCountsOfOrganizationRow, error) {
+	row := q.queryRow(ctx, q.abandonedCountsOfOrganizationStmt, abandonedCountsOfOrganization, arg.OrganizationID, arg.Since)
+	var i AbandonedCountsOfOrganizationRow
+	err := row.Scan(&i.Answered, &i.Abandoned)
+	return i, err
+}
+
 const claimAttempts = `-- name: ClaimAttempts :many
 
 UPDATE call_attempts SET state = 'dialing', started_at = ?1, deadline_at = ?2
@@ -21,7 +72,7 @@ WHERE id IN (
     -- An expression, not a bare parameter: SQLite re-prepares a statement
     -- whose LIMIT is a bound parameter every time it is bound.
     LIMIT CAST(?5 AS INTEGER))
-RETURNING id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance
+RETURNING id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance, agent_connected_at, agent_first_audio_at, agent_failed_at, agent_connected_reported_at, agent_first_audio_reported_at, agent_failed_reported_at, abandoned, answer_to_first_audio_ms
 `
 
 type ClaimAttemptsParams struct {
@@ -73,6 +124,14 @@ func (q *Queries) ClaimAttempts(ctx context.Context, arg ClaimAttemptsParams) ([
 			&i.DurationSeconds,
 			&i.Executed,
 			&i.Compliance,
+			&i.AgentConnectedAt,
+			&i.AgentFirstAudioAt,
+			&i.AgentFailedAt,
+			&i.AgentConnectedReportedAt,
+			&i.AgentFirstAudioReportedAt,
+			&i.AgentFailedReportedAt,
+			&i.Abandoned,
+			&i.AnswerToFirstAudioMs,
 		); err != nil {
 			return nil, err
 		}
@@ -110,7 +169,7 @@ func (q *Queries) CountActiveCallerIDs(ctx context.Context, telephonyConfigurati
 }
 
 const expiredAttempts = `-- name: ExpiredAttempts :many
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts WHERE campaign_id = ?1 AND state IN ('dialing', 'in_flight') AND deadline_at <= ?2 ORDER BY id
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance, agent_connected_at, agent_first_audio_at, agent_failed_at, agent_connected_reported_at, agent_first_audio_reported_at, agent_failed_reported_at, abandoned, answer_to_first_audio_ms FROM call_attempts WHERE campaign_id = ?1 AND state IN ('dialing', 'in_flight') AND deadline_at <= ?2 ORDER BY id
 `
 
 type ExpiredAttemptsParams struct {
@@ -152,6 +211,14 @@ func (q *Queries) ExpiredAttempts(ctx context.Context, arg ExpiredAttemptsParams
 			&i.DurationSeconds,
 			&i.Executed,
 			&i.Compliance,
+			&i.AgentConnectedAt,
+			&i.AgentFirstAudioAt,
+			&i.AgentFailedAt,
+			&i.AgentConnectedReportedAt,
+			&i.AgentFirstAudioReportedAt,
+			&i.AgentFailedReportedAt,
+			&i.Abandoned,
+			&i.AnswerToFirstAudioMs,
 		); err != nil {
 			return nil, err
 		}
@@ -173,23 +240,26 @@ SET state = 'done', outcome = ?1, raw_status = ?2, answered_by = COALESCE(?3, an
     answered_at = COALESCE(answered_at, ?7), caller_id = COALESCE(caller_id, ?8),
     provider_call_id = CASE WHEN provider_call_id IS NULL OR provider_call_id = ?9
         THEN COALESCE(?10, provider_call_id) ELSE provider_call_id END,
-    compliance = COALESCE(?11, compliance)
-WHERE id = ?12 AND state IN ('dialing', 'in_flight')
+    compliance = COALESCE(?11, compliance),
+    abandoned = ?12, answer_to_first_audio_ms = ?13
+WHERE id = ?14 AND state IN ('dialing', 'in_flight')
 `
 
 type FinishAttemptParams struct {
-	Outcome         sql.NullString
-	RawStatus       sql.NullString
-	AnsweredBy      sql.NullString
-	Error           sql.NullString
-	EndedAt         sql.NullInt64
-	DurationSeconds sql.NullInt64
-	AnsweredAt      sql.NullInt64
-	CallerID        sql.NullString
-	Replaces        sql.NullString
-	ProviderCallID  sql.NullString
-	Compliance      sql.NullString
-	ID              int64
+	Outcome              sql.NullString
+	RawStatus            sql.NullString
+	AnsweredBy           sql.NullString
+	Error                sql.NullString
+	EndedAt              sql.NullInt64
+	DurationSeconds      sql.NullInt64
+	AnsweredAt           sql.NullInt64
+	CallerID             sql.NullString
+	Replaces             sql.NullString
+	ProviderCallID       sql.NullString
+	Compliance           sql.NullString
+	Abandoned            sql.NullInt64
+	AnswerToFirstAudioMs sql.NullInt64
+	ID                   int64
 }
 
 // Ends attempt @id, dialing or in flight: no row when it is final already
@@ -207,6 +277,8 @@ func (q *Queries) FinishAttempt(ctx context.Context, arg FinishAttemptParams) (i
 		arg.Replaces,
 		arg.ProviderCallID,
 		arg.Compliance,
+		arg.Abandoned,
+		arg.AnswerToFirstAudioMs,
 		arg.ID,
 	)
 	if err != nil {
@@ -216,7 +288,7 @@ func (q *Queries) FinishAttempt(ctx context.Context, arg FinishAttemptParams) (i
 }
 
 const getAttempt = `-- name: GetAttempt :one
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts WHERE id = ?1
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance, agent_connected_at, agent_first_audio_at, agent_failed_at, agent_connected_reported_at, agent_first_audio_reported_at, agent_failed_reported_at, abandoned, answer_to_first_audio_ms FROM call_attempts WHERE id = ?1
 `
 
 func (q *Queries) GetAttempt(ctx context.Context, id int64) (CallAttempt, error) {
@@ -247,6 +319,14 @@ func (q *Queries) GetAttempt(ctx context.Context, id int64) (CallAttempt, error)
 		&i.DurationSeconds,
 		&i.Executed,
 		&i.Compliance,
+		&i.AgentConnectedAt,
+		&i.AgentFirstAudioAt,
+		&i.AgentFailedAt,
+		&i.AgentConnectedReportedAt,
+		&i.AgentFirstAudioReportedAt,
+		&i.AgentFailedReportedAt,
+		&i.Abandoned,
+		&i.AnswerToFirstAudioMs,
 	)
 	return i, err
 }
@@ -328,7 +408,7 @@ func (q *Queries) InsertAttempt(ctx context.Context, arg InsertAttemptParams) (i
 }
 
 const lastAttemptOfContact = `-- name: LastAttemptOfContact :one
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts WHERE contact_id = ?1 ORDER BY attempt DESC LIMIT 1
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance, agent_connected_at, agent_first_audio_at, agent_failed_at, agent_connected_reported_at, agent_first_audio_reported_at, agent_failed_reported_at, abandoned, answer_to_first_audio_ms FROM call_attempts WHERE contact_id = ?1 ORDER BY attempt DESC LIMIT 1
 `
 
 func (q *Queries) LastAttemptOfContact(ctx context.Context, contactID int64) (CallAttempt, error) {
@@ -359,13 +439,21 @@ func (q *Queries) LastAttemptOfContact(ctx context.Context, contactID int64) (Ca
 		&i.DurationSeconds,
 		&i.Executed,
 		&i.Compliance,
+		&i.AgentConnectedAt,
+		&i.AgentFirstAudioAt,
+		&i.AgentFailedAt,
+		&i.AgentConnectedReportedAt,
+		&i.AgentFirstAudioReportedAt,
+		&i.AgentFailedReportedAt,
+		&i.Abandoned,
+		&i.AnswerToFirstAudioMs,
 	)
 	return i, err
 }
 
 const listAttempts = `-- name: ListAttempts :many
 
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance, agent_connected_at, agent_first_audio_at, agent_failed_at, agent_connected_reported_at, agent_first_audio_reported_at, agent_failed_reported_at, abandoned, answer_to_first_audio_ms FROM call_attempts
 WHERE campaign_id = ?1 AND id > ?2
 ORDER BY id LIMIT CAST(?3 AS BIGINT)
 `
@@ -414,6 +502,14 @@ func (q *Queries) ListAttempts(ctx context.Context, arg ListAttemptsParams) ([]C
 			&i.DurationSeconds,
 			&i.Executed,
 			&i.Compliance,
+			&i.AgentConnectedAt,
+			&i.AgentFirstAudioAt,
+			&i.AgentFailedAt,
+			&i.AgentConnectedReportedAt,
+			&i.AgentFirstAudioReportedAt,
+			&i.AgentFailedReportedAt,
+			&i.Abandoned,
+			&i.AnswerToFirstAudioMs,
 		); err != nil {
 			return nil, err
 		}
@@ -429,7 +525,7 @@ func (q *Queries) ListAttempts(ctx context.Context, arg ListAttemptsParams) ([]C
 }
 
 const listAttemptsByOutcome = `-- name: ListAttemptsByOutcome :many
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance, agent_connected_at, agent_first_audio_at, agent_failed_at, agent_connected_reported_at, agent_first_audio_reported_at, agent_failed_reported_at, abandoned, answer_to_first_audio_ms FROM call_attempts
 WHERE campaign_id = ?1 AND outcome = ?2 AND id > ?3
   AND (state = ?4 OR ?4 IS NULL)
 ORDER BY id LIMIT CAST(?5 AS BIGINT)
@@ -483,6 +579,14 @@ func (q *Queries) ListAttemptsByOutcome(ctx context.Context, arg ListAttemptsByO
 			&i.DurationSeconds,
 			&i.Executed,
 			&i.Compliance,
+			&i.AgentConnectedAt,
+			&i.AgentFirstAudioAt,
+			&i.AgentFailedAt,
+			&i.AgentConnectedReportedAt,
+			&i.AgentFirstAudioReportedAt,
+			&i.AgentFailedReportedAt,
+			&i.Abandoned,
+			&i.AnswerToFirstAudioMs,
 		); err != nil {
 			return nil, err
 		}
@@ -498,7 +602,7 @@ func (q *Queries) ListAttemptsByOutcome(ctx context.Context, arg ListAttemptsByO
 }
 
 const listAttemptsByState = `-- name: ListAttemptsByState :many
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance, agent_connected_at, agent_first_audio_at, agent_failed_at, agent_connected_reported_at, agent_first_audio_reported_at, agent_failed_reported_at, abandoned, answer_to_first_audio_ms FROM call_attempts
 WHERE campaign_id = ?1 AND state = ?2 AND id > ?3
 ORDER BY id LIMIT CAST(?4 AS BIGINT)
 `
@@ -549,6 +653,14 @@ func (q *Queries) ListAttemptsByState(ctx context.Context, arg ListAttemptsBySta
 			&i.DurationSeconds,
 			&i.Executed,
 			&i.Compliance,
+			&i.AgentConnectedAt,
+			&i.AgentFirstAudioAt,
+			&i.AgentFailedAt,
+			&i.AgentConnectedReportedAt,
+			&i.AgentFirstAudioReportedAt,
+			&i.AgentFailedReportedAt,
+			&i.Abandoned,
+			&i.AnswerToFirstAudioMs,
 		); err != nil {
 			return nil, err
 		}
@@ -763,6 +875,50 @@ func (q *Queries) PickCallerID(ctx context.Context, telephonyConfigurationID int
 	return i, err
 }
 
+const recordAgentEvent = `-- name: RecordAgentEvent :execrows
+UPDATE call_attempts
+SET agent_connected_at = COALESCE(agent_connected_at, ?1),
+    agent_first_audio_at = COALESCE(agent_first_audio_at, ?2),
+    agent_failed_at = COALESCE(agent_failed_at, ?3),
+    agent_connected_reported_at = COALESCE(agent_connected_reported_at, ?4),
+    agent_first_audio_reported_at = COALESCE(agent_first_audio_reported_at, ?5),
+    agent_failed_reported_at = COALESCE(agent_failed_reported_at, ?6),
+    answer_to_first_audio_ms = COALESCE(answer_to_first_audio_ms, ?7)
+WHERE id = ?8
+`
+
+type RecordAgentEventParams struct {
+	ConnectedAt          sql.NullInt64
+	FirstAudioAt         sql.NullInt64
+	FailedAt             sql.NullInt64
+	ConnectedReportedAt  sql.NullInt64
+	FirstAudioReportedAt sql.NullInt64
+	FailedReportedAt     sql.NullInt64
+	LateMs               sql.NullInt64
+	ID                   int64
+}
+
+// Records the voice agent's first report of an event (API.md 19): the
+// caller passes the arrival and reported times of that one event, NULL for
+// the others, and @late_ms when a first first_audio arrives after the call
+// ended with a person's answer (AgentEvent decides, under the row lock).
+func (q *Queries) RecordAgentEvent(ctx context.Context, arg RecordAgentEventParams) (int64, error) {
+	result, err := q.exec(ctx, q.recordAgentEventStmt, recordAgentEvent,
+		arg.ConnectedAt,
+		arg.FirstAudioAt,
+		arg.FailedAt,
+		arg.ConnectedReportedAt,
+		arg.FirstAudioReportedAt,
+		arg.FailedReportedAt,
+		arg.LateMs,
+		arg.ID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const requeueAttempt = `-- name: RequeueAttempt :execrows
 UPDATE call_attempts SET state = 'queued', due_at = ?1, started_at = NULL, caller_id = NULL,
     compliance = COALESCE(?2, compliance)
@@ -798,7 +954,7 @@ func (q *Queries) TouchCallerID(ctx context.Context, arg TouchCallerIDParams) er
 }
 
 const unfinishedAttempts = `-- name: UnfinishedAttempts :many
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts WHERE state IN ('dialing', 'in_flight') ORDER BY id
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance, agent_connected_at, agent_first_audio_at, agent_failed_at, agent_connected_reported_at, agent_first_audio_reported_at, agent_failed_reported_at, abandoned, answer_to_first_audio_ms FROM call_attempts WHERE state IN ('dialing', 'in_flight') ORDER BY id
 `
 
 func (q *Queries) UnfinishedAttempts(ctx context.Context) ([]CallAttempt, error) {
@@ -835,6 +991,14 @@ func (q *Queries) UnfinishedAttempts(ctx context.Context) ([]CallAttempt, error)
 			&i.DurationSeconds,
 			&i.Executed,
 			&i.Compliance,
+			&i.AgentConnectedAt,
+			&i.AgentFirstAudioAt,
+			&i.AgentFailedAt,
+			&i.AgentConnectedReportedAt,
+			&i.AgentFirstAudioReportedAt,
+			&i.AgentFailedReportedAt,
+			&i.Abandoned,
+			&i.AnswerToFirstAudioMs,
 		); err != nil {
 			return nil, err
 		}
@@ -850,7 +1014,7 @@ func (q *Queries) UnfinishedAttempts(ctx context.Context) ([]CallAttempt, error)
 }
 
 const unfinishedAttemptsOf = `-- name: UnfinishedAttemptsOf :many
-SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance FROM call_attempts WHERE campaign_id = ?1 AND state IN ('dialing', 'in_flight') ORDER BY id
+SELECT id, campaign_id, contact_id, contact_row, attempt, state, priority, due_at, timezone, phone_number, outcome, raw_status, provider_call_id, caller_id, answered_by, error, sequence, started_at, answered_at, ended_at, deadline_at, duration_seconds, executed, compliance, agent_connected_at, agent_first_audio_at, agent_failed_at, agent_connected_reported_at, agent_first_audio_reported_at, agent_failed_reported_at, abandoned, answer_to_first_audio_ms FROM call_attempts WHERE campaign_id = ?1 AND state IN ('dialing', 'in_flight') ORDER BY id
 `
 
 // A range of call_attempts_campaign_state per state.
@@ -888,6 +1052,14 @@ func (q *Queries) UnfinishedAttemptsOf(ctx context.Context, campaignID int64) ([
 			&i.DurationSeconds,
 			&i.Executed,
 			&i.Compliance,
+			&i.AgentConnectedAt,
+			&i.AgentFirstAudioAt,
+			&i.AgentFailedAt,
+			&i.AgentConnectedReportedAt,
+			&i.AgentFirstAudioReportedAt,
+			&i.AgentFailedReportedAt,
+			&i.Abandoned,
+			&i.AnswerToFirstAudioMs,
 		); err != nil {
 			return nil, err
 		}

@@ -147,7 +147,11 @@ const listContacts = `-- name: ListContacts :many
 SELECT contacts.id, contacts.campaign_id, contacts.row_number, contacts.phone_number, contacts.timezone, contacts.context, contacts.is_final, contacts.outcome, contacts.attempts, contacts.last_call_at, contacts.duration_seconds, contacts.answered_by,
     (SELECT a.compliance FROM call_attempts a
      WHERE a.contact_id = contacts.id AND a.compliance IS NOT NULL
-     ORDER BY a.attempt DESC LIMIT 1) AS last_compliance
+     ORDER BY a.attempt DESC LIMIT 1) AS last_compliance,
+    (SELECT a.abandoned FROM call_attempts a
+     WHERE a.contact_id = contacts.id ORDER BY a.attempt DESC LIMIT 1) AS last_abandoned,
+    (SELECT a.answer_to_first_audio_ms FROM call_attempts a
+     WHERE a.contact_id = contacts.id ORDER BY a.attempt DESC LIMIT 1) AS last_answer_to_first_audio_ms
 FROM contacts WHERE contacts.campaign_id = ?1 AND contacts.row_number > ?2 ORDER BY contacts.row_number LIMIT CAST(?3 AS BIGINT)
 `
 
@@ -158,24 +162,27 @@ type ListContactsParams struct {
 }
 
 type ListContactsRow struct {
-	ID              int64
-	CampaignID      int64
-	RowNumber       int64
-	PhoneNumber     string
-	Timezone        string
-	Context         string
-	IsFinal         int64
-	Outcome         sql.NullString
-	Attempts        int64
-	LastCallAt      sql.NullInt64
-	DurationSeconds sql.NullInt64
-	AnsweredBy      sql.NullString
-	LastCompliance  sql.NullString
+	ID                       int64
+	CampaignID               int64
+	RowNumber                int64
+	PhoneNumber              string
+	Timezone                 string
+	Context                  string
+	IsFinal                  int64
+	Outcome                  sql.NullString
+	Attempts                 int64
+	LastCallAt               sql.NullInt64
+	DurationSeconds          sql.NullInt64
+	AnsweredBy               sql.NullString
+	LastCompliance           sql.NullString
+	LastAbandoned            sql.NullInt64
+	LastAnswerToFirstAudioMs sql.NullInt64
 }
 
 // A page of the campaign's contacts in row order (the report), each with the
-// guard rails' evidence of its newest attempt that has any (API.md 12.5):
-// one search of the attempts' (contact_id, attempt) index per contact.
+// guard rails' evidence of its newest attempt that has any (API.md 12.5)
+// and its newest attempt's abandonment verdict (API.md 19): searches of the
+// attempts' (contact_id, attempt) index per contact.
 func (q *Queries) ListContacts(ctx context.Context, arg ListContactsParams) ([]ListContactsRow, error) {
 	rows, err := q.query(ctx, q.listContactsStmt, listContacts, arg.CampaignID, arg.RowNumber, arg.Limit)
 	if err != nil {
@@ -199,6 +206,8 @@ func (q *Queries) ListContacts(ctx context.Context, arg ListContactsParams) ([]L
 			&i.DurationSeconds,
 			&i.AnsweredBy,
 			&i.LastCompliance,
+			&i.LastAbandoned,
+			&i.LastAnswerToFirstAudioMs,
 		); err != nil {
 			return nil, err
 		}

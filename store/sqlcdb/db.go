@@ -24,6 +24,12 @@ func New(db DBTX) *Queries {
 func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	q := Queries{db: db}
 	var err error
+	if q.abandonedCountsOfCampaignStmt, err = db.PrepareContext(ctx, abandonedCountsOfCampaign); err != nil {
+		return nil, fmt.Errorf("error preparing query AbandonedCountsOfCampaign: %w", err)
+	}
+	if q.abandonedCountsOfOrganizationStmt, err = db.PrepareContext(ctx, abandonedCountsOfOrganization); err != nil {
+		return nil, fmt.Errorf("error preparing query AbandonedCountsOfOrganization: %w", err)
+	}
 	if q.activeSuppressionStmt, err = db.PrepareContext(ctx, activeSuppression); err != nil {
 		return nil, fmt.Errorf("error preparing query ActiveSuppression: %w", err)
 	}
@@ -477,6 +483,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.recentLogsOfCampaignsStmt, err = db.PrepareContext(ctx, recentLogsOfCampaigns); err != nil {
 		return nil, fmt.Errorf("error preparing query RecentLogsOfCampaigns: %w", err)
 	}
+	if q.recordAgentEventStmt, err = db.PrepareContext(ctx, recordAgentEvent); err != nil {
+		return nil, fmt.Errorf("error preparing query RecordAgentEvent: %w", err)
+	}
 	if q.recordNumberCallStmt, err = db.PrepareContext(ctx, recordNumberCall); err != nil {
 		return nil, fmt.Errorf("error preparing query RecordNumberCall: %w", err)
 	}
@@ -641,6 +650,16 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 
 func (q *Queries) Close() error {
 	var err error
+	if q.abandonedCountsOfCampaignStmt != nil {
+		if cerr := q.abandonedCountsOfCampaignStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing abandonedCountsOfCampaignStmt: %w", cerr)
+		}
+	}
+	if q.abandonedCountsOfOrganizationStmt != nil {
+		if cerr := q.abandonedCountsOfOrganizationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing abandonedCountsOfOrganizationStmt: %w", cerr)
+		}
+	}
 	if q.activeSuppressionStmt != nil {
 		if cerr := q.activeSuppressionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing activeSuppressionStmt: %w", cerr)
@@ -1396,6 +1415,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing recentLogsOfCampaignsStmt: %w", cerr)
 		}
 	}
+	if q.recordAgentEventStmt != nil {
+		if cerr := q.recordAgentEventStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing recordAgentEventStmt: %w", cerr)
+		}
+	}
 	if q.recordNumberCallStmt != nil {
 		if cerr := q.recordNumberCallStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing recordNumberCallStmt: %w", cerr)
@@ -1700,6 +1724,8 @@ func (q *Queries) queryRow(ctx context.Context, stmt *sql.Stmt, query string, ar
 type Queries struct {
 	db                                      DBTX
 	tx                                      *sql.Tx
+	abandonedCountsOfCampaignStmt           *sql.Stmt
+	abandonedCountsOfOrganizationStmt       *sql.Stmt
 	activeSuppressionStmt                   *sql.Stmt
 	addCampaignCountsStmt                   *sql.Stmt
 	addZoneContactsStmt                     *sql.Stmt
@@ -1851,6 +1877,7 @@ type Queries struct {
 	queueStatsStmt                          *sql.Stmt
 	recentLogsStmt                          *sql.Stmt
 	recentLogsOfCampaignsStmt               *sql.Stmt
+	recordAgentEventStmt                    *sql.Stmt
 	recordNumberCallStmt                    *sql.Stmt
 	recordReplayKeyStmt                     *sql.Stmt
 	redeemSignInLinkStmt                    *sql.Stmt
@@ -1910,6 +1937,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 	return &Queries{
 		db:                                      tx,
 		tx:                                      tx,
+		abandonedCountsOfCampaignStmt:           q.abandonedCountsOfCampaignStmt,
+		abandonedCountsOfOrganizationStmt:       q.abandonedCountsOfOrganizationStmt,
 		activeSuppressionStmt:                   q.activeSuppressionStmt,
 		addCampaignCountsStmt:                   q.addCampaignCountsStmt,
 		addZoneContactsStmt:                     q.addZoneContactsStmt,
@@ -2061,6 +2090,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		queueStatsStmt:                          q.queueStatsStmt,
 		recentLogsStmt:                          q.recentLogsStmt,
 		recentLogsOfCampaignsStmt:               q.recentLogsOfCampaignsStmt,
+		recordAgentEventStmt:                    q.recordAgentEventStmt,
 		recordNumberCallStmt:                    q.recordNumberCallStmt,
 		recordReplayKeyStmt:                     q.recordReplayKeyStmt,
 		redeemSignInLinkStmt:                    q.redeemSignInLinkStmt,

@@ -111,6 +111,10 @@ type Call struct {
 	// Compliance is what the guard rails saw when the attempt was last
 	// placed, held or suppressed (API.md 12.5), as stored; null before.
 	Compliance json.RawMessage `json:"compliance"`
+	// AnswerToFirstAudioMs and Abandoned are the abandonment verdict on the
+	// call (API.md 19): null when no person answered (or not ended yet).
+	AnswerToFirstAudioMs *int64 `json:"answer_to_first_audio_ms"`
+	Abandoned            *bool  `json:"abandoned"`
 	// Contact is the contact's CSV cells of the columns the request's
 	// ?columns= asked for, by column name; absent when none was asked.
 	Contact map[string]string `json:"contact,omitempty"`
@@ -125,6 +129,16 @@ type Diagnosis struct {
 	MaxConcurrency int      `json:"max_concurrency"`
 	ReadyContacts  int      `json:"ready_contacts"`
 	Reasons        []Reason `json:"reasons"`
+	// AbandonedRate24h is abandoned_rate_24h (API.md 19).
+	AbandonedRate24h AbandonedRates `json:"abandoned_rate_24h"`
+}
+
+// AbandonedRates is abandoned_rate_24h (API.md 19): abandoned / answered
+// by a person over the last 24 h, of the campaign and of its
+// organization; null below 10 such calls.
+type AbandonedRates struct {
+	Campaign     *float64 `json:"campaign"`
+	Organization *float64 `json:"organization"`
 }
 
 // Reason is one reason of a Diagnosis: a code (API.md 11's blocked_by
