@@ -72,6 +72,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net/http"
 	"runtime"
 	"strings"
 	"time"
@@ -108,6 +109,7 @@ func main() {
 		"versitygw is started as the S3 store (.ci/versitygw.sh installs it, or set OUTDIAL_VERSITYGW)")
 	nodes := flag.Int("nodes", 1, "serve processes on the -database-url database, behind a round-robin proxy when more than one")
 	maxWait := flag.Duration("max-wait", 10*time.Minute, "fail when the campaign is still running this long after its start")
+	orgLimit := flag.Int("org-limit", 0, "set the organization's max_concurrent_calls (API.md 19) before the campaign starts; 0: no limit")
 	flag.Parse()
 	log.SetFlags(0)
 	if *guard {
@@ -169,6 +171,10 @@ func main() {
 	// Setup, as a client would do it.
 	setupStart := time.Now()
 	pol := c.SetCompliance(*policy)
+	if *orgLimit > 0 {
+		c.Do(http.MethodPut, "/api/v1/organizations/limits", map[string]any{"max_concurrent_calls": *orgLimit})
+		fmt.Printf("organization limit: max_concurrent_calls %d\n", *orgLimit)
+	}
 	var guardLine string
 	if *guard {
 		guardLine = importSuppressions(c, cl, *suppressions)
