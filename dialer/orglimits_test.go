@@ -29,7 +29,7 @@ func TestOrganizationLimitSharedFairly(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.eng.LimitsChanged(h.org)
-	big := h.campaignFrom(0, 400, store.Settings{MaxConcurrency: 50, RateLimitPerSecond: 1000}, nil)
+	big := h.campaignFrom(0, 200, store.Settings{MaxConcurrency: 50, RateLimitPerSecond: 1000}, nil)
 	small := h.campaignFrom(1000, 10, store.Settings{MaxConcurrency: 50, RateLimitPerSecond: 1000}, nil)
 	h.do(big.ID, store.OpStart)
 	h.waitSim("the big campaign holds the fleet", func(st twiliosim.Stats) bool { return st.InFlight >= fleet })
@@ -48,8 +48,8 @@ func TestOrganizationLimitSharedFairly(t *testing.T) {
 		t.Fatalf("%d calls up at once at the provider, above the organization's limit %d", peak, fleet)
 	}
 	creates := h.sim.CreatesByTo()
-	if len(creates) != 410 {
-		t.Fatalf("%d numbers called, want 410", len(creates))
+	if len(creates) != 210 {
+		t.Fatalf("%d numbers called, want 210", len(creates))
 	}
 	for to, n := range creates {
 		if n != 1 {
