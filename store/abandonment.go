@@ -206,18 +206,23 @@ func AbandonedShare(abandoned, answered int64) *float64 {
 // them, every answered call); the answer is the recorded one, else the
 // final status's.
 func decideOnFinish(r sqlcdb.CallAttempt, u StatusUpdate, at int64) Abandonment {
-	answered := at
-	if r.AnsweredAt.Valid {
-		answered = r.AnsweredAt.Int64
-	}
 	return DecideAbandonment(CallAudio{
 		PersonAnswered: u.Outcome == "answered",
-		AnsweredAt:     fromMS(answered),
+		AnsweredAt:     fromMS(answerOf(r, at)),
 		FirstAudioAt:   optTime(r.AgentFirstAudioAt),
 		FailedAt:       optTime(r.AgentFailedAt),
 		AudioAtAnswer:  u.AudioAtAnswer,
 		AbandonAfter:   u.AbandonAfter,
 	})
+}
+
+// answerOf is attempt r's recorded answer (unix ms), else at, the final
+// status's time.
+func answerOf(r sqlcdb.CallAttempt, at int64) int64 {
+	if r.AnsweredAt.Valid {
+		return r.AnsweredAt.Int64
+	}
+	return at
 }
 
 func nullBool(b *bool) sql.NullInt64 {
