@@ -27,6 +27,18 @@ const (
 // the answer was abandoned.
 const DefaultAbandonAfter = 2000 * time.Millisecond
 
+// PolicyAbandonAfter is the CallAudio.AbandonAfter (and
+// StatusUpdate.AbandonAfter) of a policy's abandon_after_ms. Zero there
+// means DefaultAbandonAfter, so a policy of 0 ms is passed as a
+// nanosecond: the verdict compares whole milliseconds, so only audio at
+// the answer (0 ms) is in time, as 0 ms says.
+func PolicyAbandonAfter(ms int) time.Duration {
+	if ms <= 0 {
+		return time.Nanosecond
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
 // CallAudio is what DecideAbandonment looks at when a call ends.
 type CallAudio struct {
 	// PersonAnswered: the outcome is answered and answered_by is not a
