@@ -49,7 +49,7 @@ type Evidence struct {
 	AbandonedRecall      string     `json:"abandoned_recall"`
 	AbandonedRecallUntil *time.Time `json:"abandoned_recall_until,omitempty"`
 	RecallAfterHours     *int       `json:"recall_after_hours,omitempty"`
-	PolicyVersion     int64     `json:"policy_version"`
+	PolicyVersion        int64      `json:"policy_version"`
 }
 
 func (ev *Evidence) json() []byte {

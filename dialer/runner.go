@@ -61,7 +61,7 @@ type runner struct {
 	// abandonWatch: the last count of the abandonment limit saw the rate
 	// above max_rate short of min_answered (abandonlimit.go).
 	abandonWatch atomic.Bool
-	brk breaker
+	brk          breaker
 
 	cmu     sync.Mutex // guards cshared, the campaign as status handlers see it
 	cshared *store.Campaign
