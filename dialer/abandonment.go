@@ -42,11 +42,19 @@ func (e *Engine) AbandonedRates(ctx context.Context, org, campaignID int64) (Aba
 
 // abandonAfter is how long a person who answered a call of organization
 // org may wait for the agent's first audio before the call counts as
-// abandoned: the compliance policy's abandonment.abandon_after_ms, which
-// is its default until the policy holds one (issue 24, item 4, reads it
-// here).
-func (e *Engine) abandonAfter(_ context.Context, _ int64) time.Duration {
-	return store.DefaultAbandonAfter
+// abandoned: the (cached) compliance policy's abandonment.abandon_after_ms,
+// whether the policy is enabled or not (the figures are measured either
+// way); the default when the policy cannot be read.
+func (e *Engine) abandonAfter(ctx context.Context, org int64) time.Duration {
+	if org == 0 {
+		return store.DefaultAbandonAfter
+	}
+	p, err := e.policy(ctx, org)
+	if err != nil {
+		e.log.Warn("dialer: compliance policy of a final status", slog.Int64("organization_id", org), slog.String("error", err.Error()))
+		return store.DefaultAbandonAfter
+	}
+	return store.PolicyAbandonAfter(p.Abandonment.AbandonAfterMs)
 }
 
 // abandonmentInputs returns what a final status of campaign campaignID's

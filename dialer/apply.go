@@ -121,6 +121,11 @@ func (e *Engine) applyAt(ctx context.Context, now time.Time, campaignID, attempt
 		// The breaker decides before the slot is freed, so a trip pauses
 		// the campaign before another call can take the slot.
 		tripped = e.checkBreaker(ctx, r, res.Outcome == carrier.OutcomeFailed, now)
+		if !tripped && res.Abandonment.Abandoned != nil {
+			// A person answered: the abandonment limit decides, before
+			// the slot is freed too.
+			tripped = e.checkAbandonment(ctx, r, *res.Abandonment.Abandoned, now)
+		}
 	}
 	freed.free()
 	if tripped {

@@ -12,7 +12,8 @@ import (
 
 // The guard rails' checks right before a provider request (API.md 12): the
 // suppression list as it is at that moment, the calling hours in the
-// callee's zones, the attempt cap across the organization's campaigns. What
+// callee's zones, the recall hold of numbers whose calls were abandoned
+// (API.md 19), the attempt cap across the organization's campaigns. What
 // they saw is the attempt's evidence (12.5), stored in the transaction that
 // records the attempt's placement, its hold, or its suppressed end.
 
@@ -24,6 +25,7 @@ const (
 	suppressed                 // end the attempt: outcome suppressed
 	heldHours                  // back to the queue until the calling hours open
 	heldCap                    // back to the queue until the cap allows a call
+	heldRecall                 // back to the queue until the abandoned call's recall hold ends
 	checkFailed                // a check could not be made: back to the queue, retried (fail closed)
 )
 
@@ -41,7 +43,13 @@ type Evidence struct {
 	AttemptsInWindow  *int      `json:"attempts_in_window,omitempty"`
 	WindowHours       int       `json:"window_hours,omitempty"`
 	MaxAttempts       int       `json:"max_attempts,omitempty"`
-	PolicyVersion     int64     `json:"policy_version"`
+	// AbandonedRecall is the recall hold (API.md 19): clear | held |
+	// disabled; AbandonedRecallUntil (held) is when it ends, the abandoned
+	// call's answer + RecallAfterHours.
+	AbandonedRecall      string     `json:"abandoned_recall"`
+	AbandonedRecallUntil *time.Time `json:"abandoned_recall_until,omitempty"`
+	RecallAfterHours     *int       `json:"recall_after_hours,omitempty"`
+	PolicyVersion        int64      `json:"policy_version"`
 }
 
 func (ev *Evidence) json() []byte {
@@ -54,7 +62,7 @@ type checked struct {
 	verdict  verdict
 	ev       *Evidence
 	hit      *store.SuppressionHit
-	until    time.Time // heldHours, heldCap: when to look again (zero: when poked)
+	until    time.Time // heldHours, heldCap, heldRecall: when to look again (zero: when poked)
 	reserved bool      // the cap recorded this call: release it if not sent
 	err      error
 }
@@ -68,9 +76,12 @@ func (e *Engine) check(ctx context.Context, r *runner, c *store.Campaign, a *sto
 		return checked{verdict: checkFailed, err: err}
 	}
 	ev := &Evidence{CheckedAt: now.UTC(), Suppression: "clear", PolicyVersion: p.Version,
-		CallingHours: "disabled", AttemptCap: "disabled", Timezones: []string{}}
+		CallingHours: "disabled", AttemptCap: "disabled", AbandonedRecall: "disabled", Timezones: []string{}}
 	hit, err := e.db.ActiveSuppression(ctx, c.OrganizationID, a.PhoneNumber, now)
 	if err != nil {
+		return checked{verdict: checkFailed, err: err}
+	}
+	if err := e.checkRecall(ctx, p.Abandonment, c.OrganizationID, a.PhoneNumber, now, ev); err != nil {
 		return checked{verdict: checkFailed, err: err}
 	}
 	g := attemptGroup(r.groupOf(a.Timezone), a, r.loc())
@@ -97,6 +108,9 @@ func (e *Engine) check(ctx context.Context, r *runner, c *store.Campaign, a *sto
 	}
 	if ev.CallingHours == "held" {
 		return checked{verdict: heldHours, ev: ev, until: nextCallable(r.window(), hours, g, now)}
+	}
+	if ev.AbandonedRecall == "held" {
+		return checked{verdict: heldRecall, ev: ev, until: *ev.AbandonedRecallUntil}
 	}
 	if p.AttemptCap.Enabled {
 		window := time.Duration(p.AttemptCap.WindowHours) * time.Hour
@@ -161,8 +175,9 @@ func (e *Engine) held(ctx context.Context, r *runner, a *store.Attempt, ck check
 	switch ck.verdict {
 	case suppressed:
 		e.suppress(ctx, a, ck)
-	case heldHours, heldCap:
-		// Due again when the hours open or the cap allows a call: the
+	case heldHours, heldCap, heldRecall:
+		// Due again when the hours open, the cap allows a call or the
+		// recall hold ends: the
 		// runner does not claim it before, so a hold costs one claim.
 		// Unknown (zero): due as it was; its group is closed in the
 		// runner until a poke changes that.
@@ -180,6 +195,33 @@ func (e *Engine) held(ctx context.Context, r *runner, a *store.Attempt, ck check
 			"the guard rails could not be checked; calls wait and are retried shortly",
 			map[string]any{"error": ck.err.Error(), "retry_at": until.UTC().Format(time.RFC3339)})
 	}
+}
+
+// checkRecall records in ev whether the recall hold of policy pol holds
+// number of org at now: held while the newest abandoned call to it was
+// answered less than recall_after_hours ago (API.md 19). One search of a
+// primary key, made only when the policy is enabled.
+func (e *Engine) checkRecall(ctx context.Context, pol store.AbandonmentPolicy, org int64, number string, now time.Time, ev *Evidence) error {
+	if !pol.Enabled {
+		return nil
+	}
+	hours := pol.RecallAfterHours
+	ev.AbandonedRecall, ev.RecallAfterHours = "clear", &hours
+	answered, found, err := e.db.LastAbandonedAnswer(ctx, org, number, now)
+	if err != nil || !found {
+		return err
+	}
+	if until := recallUntil(answered, hours); until.After(now) {
+		u := until.UTC()
+		ev.AbandonedRecall, ev.AbandonedRecallUntil = "held", &u
+	}
+	return nil
+}
+
+// recallUntil is when the recall hold of a call abandoned after an answer
+// at answered ends.
+func recallUntil(answered time.Time, hours int) time.Time {
+	return answered.Add(time.Duration(hours) * time.Hour)
 }
 
 // releaseCap forgets the attempt cap's record of attempt a of campaign c,

@@ -25,6 +25,7 @@ const (
 	ReasonWindowClosed   = "calling_window_closed"
 	ReasonCallingHours   = "calling_hours"
 	ReasonAttemptCap     = "attempt_cap"
+	ReasonRecall         = "abandoned_recall"
 	ReasonMaxConcurrency = "max_concurrency"
 	ReasonOrgConcurrency = "org_concurrency"
 	ReasonRateLimit      = "rate_limit"
@@ -32,7 +33,7 @@ const (
 )
 
 var reasonOrder = []string{ReasonNotRunning, ReasonAllFinal, ReasonNoCallerID, ReasonProviderBack, ReasonWindowClosed,
-	ReasonCallingHours, ReasonAttemptCap, ReasonMaxConcurrency, ReasonOrgConcurrency, ReasonRateLimit, ReasonRetries}
+	ReasonCallingHours, ReasonAttemptCap, ReasonRecall, ReasonMaxConcurrency, ReasonOrgConcurrency, ReasonRateLimit, ReasonRetries}
 
 // recentlyDialing is how long after a placement a campaign counts as
 // dialing.
@@ -169,7 +170,8 @@ func (e *Engine) Diagnose(ctx context.Context, org, id int64) (*Diagnosis, error
 }
 
 // diagnoseQueue counts the campaign's contacts ready now and those the
-// window, the calling hours, the attempt cap and retry delays hold.
+// window, the calling hours, the attempt cap, the abandoned-call recall
+// hold and retry delays hold.
 func (e *Engine) diagnoseQueue(ctx context.Context, c *store.Campaign, now time.Time, d *Diagnosis, rs reasons) error {
 	p, err := e.policy(ctx, c.OrganizationID)
 	if err != nil {
@@ -189,6 +191,9 @@ func (e *Engine) diagnoseQueue(ctx context.Context, c *store.Campaign, now time.
 		switch {
 		case q.CapHeld:
 			rs.add(ReasonAttemptCap, "these contacts were called as often as the attempt cap allows in its window; they wait until it allows another call", q.Count, q.NextDue)
+		case q.RecallHeld:
+			rs.add(ReasonRecall, "a call to these contacts' numbers was abandoned (a person answered and heard nothing); "+
+				"they are not called again until the abandonment policy's recall_after_hours have passed since that answer", q.Count, q.NextDue)
 		case q.HoursHeld:
 			rs.add(ReasonCallingHours, "outside the organization's calling hours in these callees' time zones", q.Count, q.NextDue)
 		case !q.Due:
@@ -254,6 +259,9 @@ func (e *Engine) notRunning(ctx context.Context, c *store.Campaign) (string, err
 		switch l.Event {
 		case "circuit_breaker_tripped":
 			return "paused by the circuit breaker: too many calls failed; resume when the cause is fixed", nil
+		case AbandonmentLimitEvent:
+			return "paused by the abandonment limit: more of the calls answered by a person were abandoned than the compliance policy's max_rate allows " +
+				"(the abandonment_limit log entry has the figures); resume when the voice agents keep up", nil
 		case "provider_auth_failed":
 			return "paused because the provider refused the configuration's credentials (401/403); fix them and resume", nil
 		case "campaign_paused":

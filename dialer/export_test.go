@@ -1,6 +1,9 @@
 package dialer
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // CachedCampaigns returns how many campaign snapshots the engine keeps
 // (tests check that the cache is bounded).
@@ -31,3 +34,9 @@ func (e *Engine) Dials(id int64) bool { return e.hasRunner(id) }
 
 // HoldsLease reports whether the engine holds campaign id's lease.
 func (e *Engine) HoldsLease(id int64) bool { return e.lease(id).Node != "" }
+
+// AbandonAfter is how long a person who answered a call of organization
+// org may wait for the agent's first audio (the policy's abandon_after_ms).
+func (e *Engine) AbandonAfter(ctx context.Context, org int64) time.Duration {
+	return e.abandonAfter(ctx, org)
+}

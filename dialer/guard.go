@@ -40,13 +40,19 @@ type guardRails struct {
 // are forgotten (a dispatch also forgets its own number's).
 const capSweepEvery = time.Hour
 
-// sweepCap forgets placements older than the longest attempt-cap window,
-// now and every capSweepEvery until stopSweep.
+// sweepCap forgets placements older than the longest attempt-cap window
+// and abandoned calls older than the longest recall hold, now and every
+// capSweepEvery until stopSweep.
 func (e *Engine) sweepCap(ctx context.Context) {
 	if n, err := e.db.SweepNumberCalls(ctx); err != nil {
 		e.log.Warn("dialer: sweep attempt cap", slog.String("error", err.Error()))
 	} else if n > 0 {
 		e.log.Info("dialer: forgot old placements of the attempt cap", slog.Int64("rows", n))
+	}
+	if n, err := e.db.SweepAbandonedNumbers(ctx); err != nil {
+		e.log.Warn("dialer: sweep abandoned numbers", slog.String("error", err.Error()))
+	} else if n > 0 {
+		e.log.Info("dialer: forgot old abandoned calls of the recall hold", slog.Int64("rows", n))
 	}
 	g := &e.guard
 	g.sweepMu.Lock()

@@ -72,6 +72,7 @@ type harnessOptions struct {
 	sqlite           bool
 	leaseTTL         time.Duration
 	mono             func() time.Time
+	agentURL         string
 }
 
 // harnessOption changes harnessOptions.
@@ -105,6 +106,13 @@ func withMetrics(m *metrics.Metrics) harnessOption {
 // file).
 func onSQLite() harnessOption {
 	return func(o *harnessOptions) { o.sqlite = true }
+}
+
+// withAgentURL sets dialer.Config.AgentURL: answers stream to a voice
+// agent (which reports nothing unless the test posts its events) instead
+// of speaking the greeting.
+func withAgentURL(u string) harnessOption {
+	return func(o *harnessOptions) { o.agentURL = u }
 }
 
 // withProviderClient makes the engine send its provider requests with c.
@@ -228,7 +236,8 @@ func (h *harness) startEngine() {
 	h.eng = dialer.New(dialer.Config{DB: h.db, PublicURL: h.public, TokenKey: []byte("test-token-key"),
 		MaxCallSeconds: h.opts.maxCallSeconds, NewCarrier: h.opts.newCarrier,
 		Carriers: carrier.Options{BaseURLs: map[string]string{h.prov.Provider(): h.prov.BaseURL()}, HTTPClient: h.opts.client},
-		Now:      h.clock.Now, Metrics: h.opts.metrics, Node: "node-a", LeaseTTL: h.opts.leaseTTL, Mono: h.opts.mono})
+		Now:      h.clock.Now, Metrics: h.opts.metrics, Node: "node-a", LeaseTTL: h.opts.leaseTTL, Mono: h.opts.mono,
+		AgentURL: h.opts.agentURL})
 	var api http.Handler = web.New(web.Config{DB: h.db, Dialer: h.eng, PublicURL: h.public})
 	h.handler.Store(&api)
 	if err := h.eng.Start(ctx); err != nil {

@@ -55,14 +55,15 @@ type hold struct {
 	callerID bool          // held for want of a caller id
 	logged   bool          // caller_id_missing logged for this absence
 	// guarded is, per guard rail that put attempts back at their check
-	// (heldHours, heldCap), the earliest time one of them falls due (zero:
-	// none pending): what the campaign waits for when nothing else is due.
-	guarded [heldCap + 1]time.Time
+	// (heldHours, heldCap, heldRecall), the earliest time one of them falls
+	// due (zero: none pending): what the campaign waits for when nothing
+	// else is due.
+	guarded [heldRecall + 1]time.Time
 }
 
 // guardHeld notes an attempt guard rail v put back until until.
 func (h *hold) guardHeld(v verdict, until time.Time) {
-	if v != heldHours && v != heldCap {
+	if v != heldHours && v != heldCap && v != heldRecall {
 		return
 	}
 	h.mu.Lock()
@@ -98,7 +99,7 @@ func (h *hold) held(now time.Time) (time.Time, bool) {
 const (
 	holdCarrier     = "the telephony configuration could not be loaded"
 	holdUnreachable = "the provider could not be reached"
-	holdChecks      = "the guard rails (suppression list, attempt cap) could not be checked"
+	holdChecks      = "the guard rails (suppression list, attempt cap, abandoned-call recall hold) could not be checked"
 )
 
 // transient holds the runner after a transient failure (why) and returns

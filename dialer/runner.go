@@ -58,7 +58,10 @@ type runner struct {
 	nextDeadline time.Time // guarded by mu
 
 	bmu sync.Mutex // guards brk (statuses arrive on other goroutines)
-	brk breaker
+	// abandonWatch: the last count of the abandonment limit saw the rate
+	// above max_rate short of min_answered (abandonlimit.go).
+	abandonWatch atomic.Bool
+	brk          breaker
 
 	cmu     sync.Mutex // guards cshared, the campaign as status handlers see it
 	cshared *store.Campaign

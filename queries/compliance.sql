@@ -58,3 +58,20 @@ DELETE FROM number_calls WHERE placed_at < @placed_at;
 
 -- name: OrganizationOfCampaign :one
 SELECT organization_id FROM campaigns WHERE id = @id;
+
+-- name: AbandonedNumberAnswer :one
+-- The answer of the newest abandoned call to a number of the organization
+-- (the recall hold, API.md 19): one search of the primary key.
+SELECT answered_at FROM abandoned_numbers
+WHERE organization_id = @organization_id AND phone_number = @phone_number;
+
+-- name: RecordAbandonedNumber :exec
+-- Notes an abandoned call to a number; an older answer never replaces a
+-- newer one.
+INSERT INTO abandoned_numbers (organization_id, phone_number, answered_at, attempt_id)
+VALUES (@organization_id, @phone_number, @answered_at, @attempt_id)
+ON CONFLICT (organization_id, phone_number) DO UPDATE SET answered_at = excluded.answered_at, attempt_id = excluded.attempt_id
+WHERE excluded.answered_at > abandoned_numbers.answered_at;
+
+-- name: SweepAbandonedNumbers :execrows
+DELETE FROM abandoned_numbers WHERE answered_at < @answered_at;

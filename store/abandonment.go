@@ -27,6 +27,18 @@ const (
 // the answer was abandoned.
 const DefaultAbandonAfter = 2000 * time.Millisecond
 
+// PolicyAbandonAfter is the CallAudio.AbandonAfter (and
+// StatusUpdate.AbandonAfter) of a policy's abandon_after_ms. Zero there
+// means DefaultAbandonAfter, so a policy of 0 ms is passed as a
+// nanosecond: the verdict compares whole milliseconds, so only audio at
+// the answer (0 ms) is in time, as 0 ms says.
+func PolicyAbandonAfter(ms int) time.Duration {
+	if ms <= 0 {
+		return time.Nanosecond
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
 // CallAudio is what DecideAbandonment looks at when a call ends.
 type CallAudio struct {
 	// PersonAnswered: the outcome is answered and answered_by is not a
@@ -206,18 +218,23 @@ func AbandonedShare(abandoned, answered int64) *float64 {
 // them, every answered call); the answer is the recorded one, else the
 // final status's.
 func decideOnFinish(r sqlcdb.CallAttempt, u StatusUpdate, at int64) Abandonment {
-	answered := at
-	if r.AnsweredAt.Valid {
-		answered = r.AnsweredAt.Int64
-	}
 	return DecideAbandonment(CallAudio{
 		PersonAnswered: u.Outcome == "answered",
-		AnsweredAt:     fromMS(answered),
+		AnsweredAt:     fromMS(answerOf(r, at)),
 		FirstAudioAt:   optTime(r.AgentFirstAudioAt),
 		FailedAt:       optTime(r.AgentFailedAt),
 		AudioAtAnswer:  u.AudioAtAnswer,
 		AbandonAfter:   u.AbandonAfter,
 	})
+}
+
+// answerOf is attempt r's recorded answer (unix ms), else at, the final
+// status's time.
+func answerOf(r sqlcdb.CallAttempt, at int64) int64 {
+	if r.AnsweredAt.Valid {
+		return r.AnsweredAt.Int64
+	}
+	return at
 }
 
 func nullBool(b *bool) sql.NullInt64 {

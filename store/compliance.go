@@ -13,8 +13,9 @@ import (
 	"github.com/outdial/outdial/store/sqlcdb"
 )
 
-// An organization's compliance policy (API.md 12.2, 12.3): calling hours
-// in the callee's local time and the cross-campaign attempt cap. It is
+// An organization's compliance policy (API.md 12.2, 12.3, 19): calling
+// hours in the callee's local time, the cross-campaign attempt cap and the
+// abandoned-calls policy. It is
 // versioned: every update increments the version and logs what changed and
 // which API key changed it, in the same transaction.
 
@@ -34,22 +35,50 @@ type AttemptCap struct {
 	WindowHours int  `json:"window_hours"`
 }
 
+// AbandonmentPolicy is the abandoned-calls policy (API.md 19). The figures
+// (the verdict with AbandonAfterMs, the rates) are measured whether it is
+// enabled or not; Enabled turns on the pause at MaxRate and the recall
+// hold.
+type AbandonmentPolicy struct {
+	Enabled bool `json:"enabled"`
+	// AbandonAfterMs is how long a person who answered may wait for the
+	// agent's first audio before the call counts as abandoned.
+	AbandonAfterMs int `json:"abandon_after_ms"`
+	// MaxRate is the abandoned / person-answered share over WindowHours
+	// above which a campaign pauses itself, once it has MinAnswered
+	// person-answered calls in the window.
+	MaxRate     float64 `json:"max_rate"`
+	WindowHours int     `json:"window_hours"`
+	MinAnswered int     `json:"min_answered"`
+	// RecallAfterHours is how long after an abandoned call's answer its
+	// number is not called again by any campaign of the organization.
+	RecallAfterHours int `json:"recall_after_hours"`
+}
+
 // Policy is an organization's compliance policy.
 type Policy struct {
-	CallingHours CallingHours `json:"calling_hours"`
-	AttemptCap   AttemptCap   `json:"attempt_cap"`
+	CallingHours CallingHours      `json:"calling_hours"`
+	AttemptCap   AttemptCap        `json:"attempt_cap"`
+	Abandonment  AbandonmentPolicy `json:"abandonment"`
 }
+
+// MaxRecallAfterHours is the longest recall hold; abandoned calls answered
+// longer ago are forgotten.
+const MaxRecallAfterHours = 720
 
 // MaxCapWindowHours is the longest attempt-cap window; placements older than
 // it are forgotten.
 const MaxCapWindowHours = 720
 
 // DefaultPolicy is the policy of an organization that never changed it:
-// calls start between 08:00 and 21:00 callee-local every day; no cap.
+// calls start between 08:00 and 21:00 callee-local every day; no cap; the
+// abandonment policy off (its abandon_after_ms, 2000, applies all the same).
 func DefaultPolicy() Policy {
 	return Policy{
 		CallingHours: CallingHours{Enabled: true, Start: "08:00", End: "21:00", Days: []int{0, 1, 2, 3, 4, 5, 6}},
 		AttemptCap:   AttemptCap{Enabled: false, MaxAttempts: 3, WindowHours: 24},
+		Abandonment: AbandonmentPolicy{Enabled: false, AbandonAfterMs: int(DefaultAbandonAfter / time.Millisecond),
+			MaxRate: 0.03, WindowHours: 24, MinAnswered: 100, RecallAfterHours: 72},
 	}
 }
 

@@ -130,7 +130,10 @@ func newCopySource(t *testing.T) *copySource {
 		if i == 2 {
 			continue // left in flight
 		}
-		_, err = db.ApplyStatus(ctx, a.ID, store.StatusUpdate{At: t0, Raw: "busy", Final: true, Outcome: "busy",
+		// The second is answered and abandoned (no agent audio): a row of
+		// abandoned_numbers.
+		outcome := map[int]string{0: "busy", 1: "answered"}[i]
+		_, err = db.ApplyStatus(ctx, a.ID, store.StatusUpdate{At: t0, Raw: outcome, Final: true, Outcome: outcome,
 			ProviderCallID: fmt.Sprintf("CA%d", i), FromProvider: true, Sequence: 1,
 			ReplayKeys: []string{fmt.Sprintf("nonce-%d", i)}, ReplayUntil: t0.Add(time.Hour)}, noRetry)
 		must(err)

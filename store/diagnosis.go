@@ -15,11 +15,12 @@ import (
 type QueueGroup struct {
 	Timezone string
 	Due      bool
-	// HoursHeld, CapHeld: not due, put back by the calling hours or the
-	// attempt cap (their evidence says so).
-	HoursHeld, CapHeld bool
-	Count              int
-	NextDue            time.Time
+	// HoursHeld, CapHeld, RecallHeld: not due, put back by the calling
+	// hours, the attempt cap or the abandoned-call recall hold (their
+	// evidence says so).
+	HoursHeld, CapHeld, RecallHeld bool
+	Count                          int
+	NextDue                        time.Time
 }
 
 // QueueStats returns campaign id's queued attempts grouped at now, then its
@@ -32,7 +33,7 @@ func (db *DB) QueueStats(ctx context.Context, id int64, now time.Time) ([]QueueG
 	out := make([]QueueGroup, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, QueueGroup{Timezone: r.Timezone, Due: r.Due == 1, HoursHeld: r.HoursHeld == 1,
-			CapHeld: r.CapHeld == 1, Count: int(r.N), NextDue: fromMS(r.NextDue)})
+			CapHeld: r.CapHeld == 1, RecallHeld: r.RecallHeld == 1, Count: int(r.N), NextDue: fromMS(r.NextDue)})
 	}
 	cur, err := db.rq.QueueCursor(ctx, id)
 	if errNoRows(err) {

@@ -188,6 +188,11 @@ func (db *DB) ApplyStatus(ctx context.Context, id int64, u StatusUpdate, policy 
 		res.Final, res.Outcome, res.ContactRow, res.Attempt = true, u.Outcome, r.ContactRow, r.Attempt
 		res.StartedAt = optTime(r.StartedAt)
 		res.Abandonment = verdict
+		if verdict.Abandoned != nil && *verdict.Abandoned {
+			if err := recordAbandonedNumber(ctx, q, r, answerOf(r, at)); err != nil {
+				return err
+			}
+		}
 		// A call whose placement was never recorded (the answer to the
 		// place request lost or not stored) is counted by the provider's
 		// final status.

@@ -9,6 +9,10 @@ import (
 	"github.com/outdial/outdial/store/sqlcdb"
 )
 
+func (p pgQuerier) AbandonedNumberAnswer(ctx context.Context, arg sqlcdb.AbandonedNumberAnswerParams) (int64, error) {
+	return p.q.AbandonedNumberAnswer(ctx, pgdb.AbandonedNumberAnswerParams(arg))
+}
+
 func (p pgQuerier) ActiveSuppression(ctx context.Context, arg sqlcdb.ActiveSuppressionParams) (sqlcdb.ActiveSuppressionRow, error) {
 	r, err := p.q.ActiveSuppression(ctx, pgdb.ActiveSuppressionParams(arg))
 	return sqlcdb.ActiveSuppressionRow(r), err
@@ -87,6 +91,10 @@ func (p pgQuerier) OrganizationOfCampaign(ctx context.Context, id int64) (int64,
 	return p.q.OrganizationOfCampaign(ctx, id)
 }
 
+func (p pgQuerier) RecordAbandonedNumber(ctx context.Context, arg sqlcdb.RecordAbandonedNumberParams) error {
+	return p.q.RecordAbandonedNumber(ctx, pgdb.RecordAbandonedNumberParams(arg))
+}
+
 func (p pgQuerier) RecordNumberCall(ctx context.Context, arg sqlcdb.RecordNumberCallParams) error {
 	return p.q.RecordNumberCall(ctx, pgdb.RecordNumberCallParams(arg))
 }
@@ -97,6 +105,10 @@ func (p pgQuerier) ReviveSuppressions(ctx context.Context, arg sqlcdb.ReviveSupp
 
 func (p pgQuerier) SaveCompliancePolicy(ctx context.Context, arg sqlcdb.SaveCompliancePolicyParams) error {
 	return p.q.SaveCompliancePolicy(ctx, pgdb.SaveCompliancePolicyParams(arg))
+}
+
+func (p pgQuerier) SweepAbandonedNumbers(ctx context.Context, answeredAt int64) (int64, error) {
+	return p.q.SweepAbandonedNumbers(ctx, answeredAt)
 }
 
 func (p pgQuerier) SweepNumberCalls(ctx context.Context, placedAt int64) (int64, error) {

@@ -13,10 +13,11 @@ import (
 	"github.com/outdial/outdial/web/wire"
 )
 
-// The organization's compliance policy (API.md 12.2, 12.3): calling hours
-// on the callee's clock and the attempt cap across campaigns. PUT is partial
-// like a telephony configuration's update: only the fields sent change,
-// inside calling_hours and attempt_cap too; it is checked against the
+// The organization's compliance policy (API.md 12.2, 12.3, 19): calling
+// hours on the callee's clock, the attempt cap across campaigns and the
+// abandoned-calls policy. PUT is partial like a telephony configuration's
+// update: only the fields sent change, inside calling_hours, attempt_cap
+// and abandonment too; it is checked against the
 // stored policy in the transaction that stores the next version, so two
 // PUTs never mix. Every PUT (an empty one too) increments the version and
 // logs what changed with the caller's API key; version and updated_at in a
@@ -24,10 +25,11 @@ import (
 
 // policyJSON is the policy resource.
 type policyJSON struct {
-	CallingHours store.CallingHours `json:"calling_hours"`
-	AttemptCap   store.AttemptCap   `json:"attempt_cap"`
-	Version      int64              `json:"version"`
-	UpdatedAt    *string            `json:"updated_at"`
+	CallingHours store.CallingHours      `json:"calling_hours"`
+	AttemptCap   store.AttemptCap        `json:"attempt_cap"`
+	Abandonment  store.AbandonmentPolicy `json:"abandonment"`
+	Version      int64                   `json:"version"`
+	UpdatedAt    *string                 `json:"updated_at"`
 }
 
 func policyOut(p store.VersionedPolicy) policyJSON {
@@ -35,7 +37,7 @@ func policyOut(p store.VersionedPolicy) policyJSON {
 	if ch.Days == nil {
 		ch.Days = []int{}
 	}
-	return policyJSON{CallingHours: ch, AttemptCap: p.AttemptCap, Version: p.Version, UpdatedAt: optTS(p.UpdatedAt)}
+	return policyJSON{CallingHours: ch, AttemptCap: p.AttemptCap, Abandonment: p.Abandonment, Version: p.Version, UpdatedAt: optTS(p.UpdatedAt)}
 }
 
 // policyChangeJSON is one entry of the change log.
@@ -75,6 +77,9 @@ func (s *Server) putCompliance(w http.ResponseWriter, r *http.Request, _ httprou
 			setInt(sub, "max_attempts", wire.IntRange{Min: 1, Max: 100}, &pol.AttemptCap.MaxAttempts)
 			setInt(sub, "window_hours", wire.IntRange{Min: 1, Max: store.MaxCapWindowHours}, &pol.AttemptCap.WindowHours)
 		}
+		if sub, present, ok := f.Object("abandonment", false, true); present && ok {
+			readAbandonment(sub, &pol.Abandonment)
+		}
 		return p.Err()
 	})
 	if err != nil {
@@ -85,6 +90,16 @@ func (s *Server) putCompliance(w http.ResponseWriter, r *http.Request, _ httprou
 	}
 	writeJSON(w, http.StatusOK, policyOut(p))
 	return nil
+}
+
+// readAbandonment applies the fields of an abandonment object to a.
+func readAbandonment(f fields, a *store.AbandonmentPolicy) {
+	setBool(f, "enabled", &a.Enabled)
+	setInt(f, "abandon_after_ms", wire.AbandonAfterMsRange, &a.AbandonAfterMs)
+	setFloat(f, "max_rate", wire.AbandonMaxRateRange, &a.MaxRate)
+	setInt(f, "window_hours", wire.AbandonWindowRange, &a.WindowHours)
+	setInt(f, "min_answered", wire.AbandonMinAnsweredRange, &a.MinAnswered)
+	setInt(f, "recall_after_hours", wire.RecallAfterHoursRange, &a.RecallAfterHours)
 }
 
 // readCallingHours applies the fields of a calling_hours object to ch:

@@ -13,12 +13,14 @@ const (
 	changesPath    = compliancePath + "/changes"
 )
 
-// defaultPolicy is a new organization's policy (API.md 12.2).
+// defaultPolicy is a new organization's policy (API.md 12.2, 19).
 var defaultPolicy = map[string]any{
 	"calling_hours": map[string]any{"enabled": true, "start": "08:00", "end": "21:00", "days": []any{0, 1, 2, 3, 4, 5, 6}},
 	"attempt_cap":   map[string]any{"enabled": false, "max_attempts": 3, "window_hours": 24},
-	"version":       1,
-	"updated_at":    nil,
+	"abandonment": map[string]any{"enabled": false, "abandon_after_ms": 2000, "max_rate": 0.03, "window_hours": 24,
+		"min_answered": 100, "recall_after_hours": 72},
+	"version":    1,
+	"updated_at": nil,
 }
 
 // apiKeyID returns the id of API key key.

@@ -10,7 +10,8 @@ SELECT timezone,
        CAST(CASE WHEN due_at <= @now THEN 1 ELSE 0 END AS BIGINT) AS due,
        CAST(CASE WHEN due_at > @now AND CAST(compliance AS JSONB) ->> 'calling_hours' = 'held' THEN 1 ELSE 0 END AS BIGINT) AS hours_held,
        CAST(CASE WHEN due_at > @now AND CAST(compliance AS JSONB) ->> 'attempt_cap' = 'held' THEN 1 ELSE 0 END AS BIGINT) AS cap_held,
+       CAST(CASE WHEN due_at > @now AND CAST(compliance AS JSONB) ->> 'abandoned_recall' = 'held' THEN 1 ELSE 0 END AS BIGINT) AS recall_held,
        count(*) AS n, CAST(min(due_at) AS BIGINT) AS next_due
 FROM call_attempts WHERE campaign_id = @campaign_id AND state = 'queued'
-GROUP BY 1, 2, 3, 4;
+GROUP BY 1, 2, 3, 4, 5;
 

@@ -137,9 +137,10 @@ SELECT timezone,
        CAST(CASE WHEN due_at <= $1 THEN 1 ELSE 0 END AS BIGINT) AS due,
        CAST(CASE WHEN due_at > $1 AND CAST(compliance AS JSONB) ->> 'calling_hours' = 'held' THEN 1 ELSE 0 END AS BIGINT) AS hours_held,
        CAST(CASE WHEN due_at > $1 AND CAST(compliance AS JSONB) ->> 'attempt_cap' = 'held' THEN 1 ELSE 0 END AS BIGINT) AS cap_held,
+       CAST(CASE WHEN due_at > $1 AND CAST(compliance AS JSONB) ->> 'abandoned_recall' = 'held' THEN 1 ELSE 0 END AS BIGINT) AS recall_held,
        count(*) AS n, CAST(min(due_at) AS BIGINT) AS next_due
 FROM call_attempts WHERE campaign_id = $2 AND state = 'queued'
-GROUP BY 1, 2, 3, 4
+GROUP BY 1, 2, 3, 4, 5
 `
 
 type QueueStatsParams struct {
@@ -148,12 +149,13 @@ type QueueStatsParams struct {
 }
 
 type QueueStatsRow struct {
-	Timezone  string
-	Due       int64
-	HoursHeld int64
-	CapHeld   int64
-	N         int64
-	NextDue   int64
+	Timezone   string
+	Due        int64
+	HoursHeld  int64
+	CapHeld    int64
+	RecallHeld int64
+	N          int64
+	NextDue    int64
 }
 
 // PostgreSQL queries of queue.sql that differ between dialects (see sqlc.yaml).
@@ -176,6 +178,7 @@ func (q *Queries) QueueStats(ctx context.Context, arg QueueStatsParams) ([]Queue
 			&i.Due,
 			&i.HoursHeld,
 			&i.CapHeld,
+			&i.RecallHeld,
 			&i.N,
 			&i.NextDue,
 		); err != nil {

@@ -10,6 +10,25 @@ import (
 	"database/sql"
 )
 
+const abandonedNumberAnswer = `-- name: AbandonedNumberAnswer :one
+SELECT answered_at FROM abandoned_numbers
+WHERE organization_id = ?1 AND phone_number = ?2
+`
+
+type AbandonedNumberAnswerParams struct {
+	OrganizationID int64
+	PhoneNumber    string
+}
+
+// The answer of the newest abandoned call to a number of the organization
+// (the recall hold, API.md 19): one search of the primary key.
+func (q *Queries) AbandonedNumberAnswer(ctx context.Context, arg AbandonedNumberAnswerParams) (int64, error) {
+	row := q.queryRow(ctx, q.abandonedNumberAnswerStmt, abandonedNumberAnswer, arg.OrganizationID, arg.PhoneNumber)
+	var answered_at int64
+	err := row.Scan(&answered_at)
+	return answered_at, err
+}
+
 const activeSuppression = `-- name: ActiveSuppression :one
 
 SELECT id, source FROM suppressions
@@ -353,6 +372,32 @@ func (q *Queries) OrganizationOfCampaign(ctx context.Context, id int64) (int64, 
 	return organization_id, err
 }
 
+const recordAbandonedNumber = `-- name: RecordAbandonedNumber :exec
+INSERT INTO abandoned_numbers (organization_id, phone_number, answered_at, attempt_id)
+VALUES (?1, ?2, ?3, ?4)
+ON CONFLICT (organization_id, phone_number) DO UPDATE SET answered_at = excluded.answered_at, attempt_id = excluded.attempt_id
+WHERE excluded.answered_at > abandoned_numbers.answered_at
+`
+
+type RecordAbandonedNumberParams struct {
+	OrganizationID int64
+	PhoneNumber    string
+	AnsweredAt     int64
+	AttemptID      int64
+}
+
+// Notes an abandoned call to a number; an older answer never replaces a
+// newer one.
+func (q *Queries) RecordAbandonedNumber(ctx context.Context, arg RecordAbandonedNumberParams) error {
+	_, err := q.exec(ctx, q.recordAbandonedNumberStmt, recordAbandonedNumber,
+		arg.OrganizationID,
+		arg.PhoneNumber,
+		arg.AnsweredAt,
+		arg.AttemptID,
+	)
+	return err
+}
+
 const recordNumberCall = `-- name: RecordNumberCall :exec
 INSERT INTO number_calls (organization_id, phone_number, attempt_id, placed_at) VALUES (?1, ?2, ?3, ?4)
 ON CONFLICT DO NOTHING
@@ -427,6 +472,18 @@ func (q *Queries) SaveCompliancePolicy(ctx context.Context, arg SaveCompliancePo
 		arg.UpdatedAt,
 	)
 	return err
+}
+
+const sweepAbandonedNumbers = `-- name: SweepAbandonedNumbers :execrows
+DELETE FROM abandoned_numbers WHERE answered_at < ?1
+`
+
+func (q *Queries) SweepAbandonedNumbers(ctx context.Context, answeredAt int64) (int64, error) {
+	result, err := q.exec(ctx, q.sweepAbandonedNumbersStmt, sweepAbandonedNumbers, answeredAt)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }
 
 const sweepNumberCalls = `-- name: SweepNumberCalls :execrows

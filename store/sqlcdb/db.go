@@ -30,6 +30,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.abandonedCountsOfOrganizationStmt, err = db.PrepareContext(ctx, abandonedCountsOfOrganization); err != nil {
 		return nil, fmt.Errorf("error preparing query AbandonedCountsOfOrganization: %w", err)
 	}
+	if q.abandonedNumberAnswerStmt, err = db.PrepareContext(ctx, abandonedNumberAnswer); err != nil {
+		return nil, fmt.Errorf("error preparing query AbandonedNumberAnswer: %w", err)
+	}
 	if q.activeSuppressionStmt, err = db.PrepareContext(ctx, activeSuppression); err != nil {
 		return nil, fmt.Errorf("error preparing query ActiveSuppression: %w", err)
 	}
@@ -483,6 +486,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.recentLogsOfCampaignsStmt, err = db.PrepareContext(ctx, recentLogsOfCampaigns); err != nil {
 		return nil, fmt.Errorf("error preparing query RecentLogsOfCampaigns: %w", err)
 	}
+	if q.recordAbandonedNumberStmt, err = db.PrepareContext(ctx, recordAbandonedNumber); err != nil {
+		return nil, fmt.Errorf("error preparing query RecordAbandonedNumber: %w", err)
+	}
 	if q.recordAgentEventStmt, err = db.PrepareContext(ctx, recordAgentEvent); err != nil {
 		return nil, fmt.Errorf("error preparing query RecordAgentEvent: %w", err)
 	}
@@ -563,6 +569,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.streamLeaseHolderStmt, err = db.PrepareContext(ctx, streamLeaseHolder); err != nil {
 		return nil, fmt.Errorf("error preparing query StreamLeaseHolder: %w", err)
+	}
+	if q.sweepAbandonedNumbersStmt, err = db.PrepareContext(ctx, sweepAbandonedNumbers); err != nil {
+		return nil, fmt.Errorf("error preparing query SweepAbandonedNumbers: %w", err)
 	}
 	if q.sweepNumberCallsStmt, err = db.PrepareContext(ctx, sweepNumberCalls); err != nil {
 		return nil, fmt.Errorf("error preparing query SweepNumberCalls: %w", err)
@@ -658,6 +667,11 @@ func (q *Queries) Close() error {
 	if q.abandonedCountsOfOrganizationStmt != nil {
 		if cerr := q.abandonedCountsOfOrganizationStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing abandonedCountsOfOrganizationStmt: %w", cerr)
+		}
+	}
+	if q.abandonedNumberAnswerStmt != nil {
+		if cerr := q.abandonedNumberAnswerStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing abandonedNumberAnswerStmt: %w", cerr)
 		}
 	}
 	if q.activeSuppressionStmt != nil {
@@ -1415,6 +1429,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing recentLogsOfCampaignsStmt: %w", cerr)
 		}
 	}
+	if q.recordAbandonedNumberStmt != nil {
+		if cerr := q.recordAbandonedNumberStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing recordAbandonedNumberStmt: %w", cerr)
+		}
+	}
 	if q.recordAgentEventStmt != nil {
 		if cerr := q.recordAgentEventStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing recordAgentEventStmt: %w", cerr)
@@ -1548,6 +1567,11 @@ func (q *Queries) Close() error {
 	if q.streamLeaseHolderStmt != nil {
 		if cerr := q.streamLeaseHolderStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing streamLeaseHolderStmt: %w", cerr)
+		}
+	}
+	if q.sweepAbandonedNumbersStmt != nil {
+		if cerr := q.sweepAbandonedNumbersStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sweepAbandonedNumbersStmt: %w", cerr)
 		}
 	}
 	if q.sweepNumberCallsStmt != nil {
@@ -1726,6 +1750,7 @@ type Queries struct {
 	tx                                      *sql.Tx
 	abandonedCountsOfCampaignStmt           *sql.Stmt
 	abandonedCountsOfOrganizationStmt       *sql.Stmt
+	abandonedNumberAnswerStmt               *sql.Stmt
 	activeSuppressionStmt                   *sql.Stmt
 	addCampaignCountsStmt                   *sql.Stmt
 	addZoneContactsStmt                     *sql.Stmt
@@ -1877,6 +1902,7 @@ type Queries struct {
 	queueStatsStmt                          *sql.Stmt
 	recentLogsStmt                          *sql.Stmt
 	recentLogsOfCampaignsStmt               *sql.Stmt
+	recordAbandonedNumberStmt               *sql.Stmt
 	recordAgentEventStmt                    *sql.Stmt
 	recordNumberCallStmt                    *sql.Stmt
 	recordReplayKeyStmt                     *sql.Stmt
@@ -1904,6 +1930,7 @@ type Queries struct {
 	signInFailuresByEmailStmt               *sql.Stmt
 	startCampaignStmt                       *sql.Stmt
 	streamLeaseHolderStmt                   *sql.Stmt
+	sweepAbandonedNumbersStmt               *sql.Stmt
 	sweepNumberCallsStmt                    *sql.Stmt
 	sweepPasswordLinksStmt                  *sql.Stmt
 	sweepSignInFailuresStmt                 *sql.Stmt
@@ -1939,6 +1966,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		tx:                                      tx,
 		abandonedCountsOfCampaignStmt:           q.abandonedCountsOfCampaignStmt,
 		abandonedCountsOfOrganizationStmt:       q.abandonedCountsOfOrganizationStmt,
+		abandonedNumberAnswerStmt:               q.abandonedNumberAnswerStmt,
 		activeSuppressionStmt:                   q.activeSuppressionStmt,
 		addCampaignCountsStmt:                   q.addCampaignCountsStmt,
 		addZoneContactsStmt:                     q.addZoneContactsStmt,
@@ -2090,6 +2118,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		queueStatsStmt:                          q.queueStatsStmt,
 		recentLogsStmt:                          q.recentLogsStmt,
 		recentLogsOfCampaignsStmt:               q.recentLogsOfCampaignsStmt,
+		recordAbandonedNumberStmt:               q.recordAbandonedNumberStmt,
 		recordAgentEventStmt:                    q.recordAgentEventStmt,
 		recordNumberCallStmt:                    q.recordNumberCallStmt,
 		recordReplayKeyStmt:                     q.recordReplayKeyStmt,
@@ -2117,6 +2146,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		signInFailuresByEmailStmt:               q.signInFailuresByEmailStmt,
 		startCampaignStmt:                       q.startCampaignStmt,
 		streamLeaseHolderStmt:                   q.streamLeaseHolderStmt,
+		sweepAbandonedNumbersStmt:               q.sweepAbandonedNumbersStmt,
 		sweepNumberCallsStmt:                    q.sweepNumberCallsStmt,
 		sweepPasswordLinksStmt:                  q.sweepPasswordLinksStmt,
 		sweepSignInFailuresStmt:                 q.sweepSignInFailuresStmt,

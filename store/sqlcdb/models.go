@@ -8,6 +8,13 @@ import (
 	"database/sql"
 )
 
+type AbandonedNumber struct {
+	OrganizationID int64
+	PhoneNumber    string
+	AnsweredAt     int64
+	AttemptID      int64
+}
+
 type ApiKey struct {
 	ID             int64
 	OrganizationID int64

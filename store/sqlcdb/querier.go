@@ -16,6 +16,9 @@ type Querier interface {
 	AbandonedCountsOfCampaign(ctx context.Context, arg AbandonedCountsOfCampaignParams) (AbandonedCountsOfCampaignRow, error)
 	// AbandonedCountsOfCampaign over every campaign of the organization.
 	AbandonedCountsOfOrganization(ctx context.Context, arg AbandonedCountsOfOrganizationParams) (AbandonedCountsOfOrganizationRow, error)
+	// The answer of the newest abandoned call to a number of the organization
+	// (the recall hold, API.md 19): one search of the primary key.
+	AbandonedNumberAnswer(ctx context.Context, arg AbandonedNumberAnswerParams) (int64, error)
 	// Compliance guard rails (API.md section 12): the suppression list, the
 	// organization's policy and its change log, the placements the attempt cap
 	// counts.
@@ -307,6 +310,9 @@ type Querier interface {
 	// and one index range reads from there, so the cost does not depend on how
 	// many entries a campaign has (a window function would number them all).
 	RecentLogsOfCampaigns(ctx context.Context, ids []int64) ([]CampaignLog, error)
+	// Notes an abandoned call to a number; an older answer never replaces a
+	// newer one.
+	RecordAbandonedNumber(ctx context.Context, arg RecordAbandonedNumberParams) error
 	// Records the voice agent's first report of an event (API.md 19): the
 	// caller passes the arrival and reported times of that one event, NULL for
 	// the others, and @late_ms when a first first_audio arrives after the call
@@ -353,6 +359,7 @@ type Querier interface {
 	// The node holding configuration @telephony_configuration_id's stream
 	// lease at @now (no row: none does).
 	StreamLeaseHolder(ctx context.Context, arg StreamLeaseHolderParams) (string, error)
+	SweepAbandonedNumbers(ctx context.Context, answeredAt int64) (int64, error)
 	SweepNumberCalls(ctx context.Context, placedAt int64) (int64, error)
 	SweepPasswordLinks(ctx context.Context, expiresAt int64) (int64, error)
 	SweepSignInFailures(ctx context.Context, at int64) (int64, error)

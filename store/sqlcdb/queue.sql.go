@@ -137,9 +137,10 @@ SELECT timezone,
        CAST(due_at <= ?1 AS INTEGER) AS due,
        CAST(COALESCE(due_at > ?1 AND json_extract(compliance, '$.calling_hours') = 'held', 0) AS INTEGER) AS hours_held,
        CAST(COALESCE(due_at > ?1 AND json_extract(compliance, '$.attempt_cap') = 'held', 0) AS INTEGER) AS cap_held,
+       CAST(COALESCE(due_at > ?1 AND json_extract(compliance, '$.abandoned_recall') = 'held', 0) AS INTEGER) AS recall_held,
        count(*) AS n, CAST(min(due_at) AS INTEGER) AS next_due
 FROM call_attempts WHERE campaign_id = ?2 AND state = 'queued'
-GROUP BY 1, 2, 3, 4
+GROUP BY 1, 2, 3, 4, 5
 `
 
 type QueueStatsParams struct {
@@ -148,12 +149,13 @@ type QueueStatsParams struct {
 }
 
 type QueueStatsRow struct {
-	Timezone  string
-	Due       int64
-	HoursHeld int64
-	CapHeld   int64
-	N         int64
-	NextDue   int64
+	Timezone   string
+	Due        int64
+	HoursHeld  int64
+	CapHeld    int64
+	RecallHeld int64
+	N          int64
+	NextDue    int64
 }
 
 // SQLite queries of queue.sql that differ between dialects (see sqlc.yaml).
@@ -176,6 +178,7 @@ func (q *Queries) QueueStats(ctx context.Context, arg QueueStatsParams) ([]Queue
 			&i.Due,
 			&i.HoursHeld,
 			&i.CapHeld,
+			&i.RecallHeld,
 			&i.N,
 			&i.NextDue,
 		); err != nil {
