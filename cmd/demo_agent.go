@@ -30,8 +30,11 @@ import (
 const demoAgentURL = "wss://agent.demo.invalid/media"
 
 // demoAgentSeed seeds every call's plan: a run of the demo, and its test,
-// see the same agent for the same contact and attempt.
-const demoAgentSeed = 24
+// see the same agent for the same contact and attempt. Under this seed the
+// sample campaign's 90 answered calls have one failed agent, one late
+// first audio and one never (3.3 %: the rate crosses the 3 % limit late
+// in the run), and every histogram kind shows up.
+const demoAgentSeed = 48
 
 // demoAgentPlan is what the simulated agent does once a call is answered.
 type demoAgentPlan struct {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -52,19 +53,28 @@ func TestDemoAgentPlans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	answered, abandoned := 0, 0
+	answered, abandoned, kinds := 0, 0, map[string]int{}
 	for _, row := range rows {
 		if outcome, attempts := demoFinal(demoStoryOf(row)); outcome == "answered" {
 			answered++
-			if demoAgentPlanOf(row, attempts).Abandoned() {
+			p := demoAgentPlanOf(row, attempts)
+			if p.Abandoned() {
 				abandoned++
+				kinds[p.Event+" "+strconv.FormatBool(p.Delay > 2*time.Second)]++
 			}
 		}
 	}
 	if abandoned == 0 || abandoned*4 > answered {
 		t.Errorf("%d of the demo's %d answered calls have an abandoning agent, want some, under a quarter", abandoned, answered)
 	}
-	t.Logf("%d of %d answered calls planned abandoned", abandoned, answered)
+	// The seed gives the demo a late first audio, a silent agent and a
+	// failed one: every kind the console's card tells apart.
+	for _, kind := range []string{"first_audio true", " false", "failed false"} {
+		if kinds[kind] == 0 {
+			t.Errorf("no answered call of the demo plans %q: %v", kind, kinds)
+		}
+	}
+	t.Logf("%d of %d answered calls planned abandoned: %v", abandoned, answered, kinds)
 }
 
 // The transport passes the simulator's webhooks on untouched and starts
