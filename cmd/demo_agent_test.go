@@ -17,8 +17,8 @@ import (
 // announced mix; the demo's own answered calls include abandoned ones
 // (so its console shows the card at work) and mostly timely audio.
 func TestDemoAgentPlans(t *testing.T) {
-	if demoAgentPlanOf(17, 1) != demoAgentPlanOf(17, 1) {
-		t.Fatal("the plan of one contact and attempt changes")
+	if a, b := demoAgentPlanOf(17, 1), demoAgentPlanOf(17, 1); a != b {
+		t.Fatalf("the plan of one contact and attempt changes: %+v, then %+v", a, b)
 	}
 	n := map[string]int{}
 	const draws = 20_000
