@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/outdial/outdial/dialer/carrier"
+	"github.com/outdial/outdial/dialer/carrier/twiliosim"
 	"github.com/outdial/outdial/store"
 )
 
@@ -33,7 +34,9 @@ organization "demo" and an API key, a Twilio configuration with the simulator's
 credentials and a caller id, a sample workflow, uploads 200 sample contacts
 through a presigned URL, and starts a campaign whose calls end answered, on
 voicemail, busy, unanswered or failed (retries included) in about a minute.
-It prints the console's address and a sign-in link that works once.
+A simulated voice agent reports its first audio on the answered calls, most
+within a second and a half, some late, a few never, so the console shows
+abandoned calls. It prints the console's address and a sign-in link that works once.
 
 The data lives in a temporary directory removed on exit, unless --data names
 one. demo reads no OUTDIAL_* variable but OUTDIAL_SECRET_KEY (which seals
@@ -68,7 +71,8 @@ func runDemo(c *cobra.Command, _ []string) error {
 	// warnings and errors only on stderr.
 	f := pflag.NewFlagSet("demo", pflag.ContinueOnError)
 	addServiceFlags(f)
-	for name, v := range map[string]string{"addr": addr, "metrics-addr": "", "log-level": "warn", "log-format": "text"} {
+	for name, v := range map[string]string{"addr": addr, "metrics-addr": "", "log-level": "warn", "log-format": "text",
+		"agent-url": demoAgentURL} {
 		if err := f.Set(name, v); err != nil {
 			return fmt.Errorf("--%s: %w", name, err)
 		}
@@ -81,7 +85,15 @@ func runDemo(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	sim, err := startDemoCarrier(demoScript(rows), log)
+	// The simulated agent learns each call's plan when the call is
+	// created and acts on its answer.
+	agent := newDemoAgent(log)
+	defer agent.stop()
+	script := demoScript(rows)
+	sim, err := startDemoCarrier(func(c twiliosim.CallInfo) twiliosim.Script {
+		agent.expect(c.SID, demoAgentPlanOf(demoRowOf(rows, c.To), c.Attempt))
+		return script(c)
+	}, agent.simClient(), log)
 	if err != nil {
 		return err
 	}

@@ -59,12 +59,7 @@ func demoStoryOf(row int) demoStory {
 // console) gets the story and times of a row taken from its hash.
 func demoScript(rows map[string]int) func(twiliosim.CallInfo) twiliosim.Script {
 	return func(c twiliosim.CallInfo) twiliosim.Script {
-		row, ok := rows[c.To]
-		if !ok {
-			h := fnv.New32a()
-			io.WriteString(h, c.To)
-			row = int(h.Sum32() % (1 << 16))
-		}
+		row := demoRowOf(rows, c.To)
 		story := demoStoryOf(row)
 		outcome := twiliosim.Human
 		if c.Attempt <= len(story) {
@@ -79,7 +74,9 @@ func demoScript(rows map[string]int) func(twiliosim.CallInfo) twiliosim.Script {
 		sc := twiliosim.Script{Outcome: outcome}
 		switch outcome {
 		case twiliosim.Human:
-			sc.RingDelay, sc.TalkDuration = span(400*time.Millisecond, 1500*time.Millisecond, a), span(time.Second, 3*time.Second, b)
+			// Long enough for the agent's first audio (demo_agent.go) to
+			// come before the callee hangs up, unless it is late.
+			sc.RingDelay, sc.TalkDuration = span(400*time.Millisecond, 1500*time.Millisecond, a), span(2500*time.Millisecond, 3*time.Second, b)
 		case twiliosim.Machine:
 			sc.RingDelay, sc.TalkDuration = span(1200*time.Millisecond, 1500*time.Millisecond, a), span(1500*time.Millisecond, time.Second, b)
 		case twiliosim.Busy:
@@ -91,6 +88,17 @@ func demoScript(rows map[string]int) func(twiliosim.CallInfo) twiliosim.Script {
 		}
 		return sc
 	}
+}
+
+// demoRowOf returns the data row of number to among rows; a number not in
+// rows (a CSV uploaded in the console) gets a row taken from its hash.
+func demoRowOf(rows map[string]int, to string) int {
+	if row, ok := rows[to]; ok {
+		return row
+	}
+	h := fnv.New32a()
+	io.WriteString(h, to)
+	return int(h.Sum32() % (1 << 16))
 }
 
 // demoRows returns the data row (0-based) of every number of the contacts
@@ -123,13 +131,13 @@ type demoCarrier struct {
 
 // startDemoCarrier serves a simulated Twilio account (the simulator's
 // default credentials) on a free loopback port, its calls scripted by
-// script.
-func startDemoCarrier(script func(twiliosim.CallInfo) twiliosim.Script, log *slog.Logger) (*demoCarrier, error) {
+// script, its webhooks sent with client.
+func startDemoCarrier(script func(twiliosim.CallInfo) twiliosim.Script, client *http.Client, log *slog.Logger) (*demoCarrier, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("twilio simulator: %w", err)
 	}
-	sim := twiliosim.New(twiliosim.Config{Script: script})
+	sim := twiliosim.New(twiliosim.Config{Script: script, Client: client})
 	d := &demoCarrier{sim: sim, url: "http://" + ln.Addr().String(), srv: &http.Server{
 		Handler:           sim,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -357,6 +357,45 @@ func checkDemoOutcomes(t *testing.T, browser *http.Client, p demoPrinted) {
 		t.Errorf("%d calls (%d retries), want %d (%d retries)", len(calls), retried, wantCalls, wantCalls-200)
 	}
 	t.Logf("final outcomes %v; %d calls, %d retries", final, len(calls), retried)
+	checkDemoAgent(t, calls, rows)
+}
+
+// checkDemoAgent checks the simulated agent's effect on the calls: every
+// answered call has its verdict, most have their answer_to_first_audio_ms,
+// at least one is abandoned and every call whose plan has no audio (never,
+// failed) is, without a time; no other call has a verdict.
+func checkDemoAgent(t *testing.T, calls []map[string]any, rows map[string]int) {
+	t.Helper()
+	answered, timed, abandoned := 0, 0, 0
+	for _, c := range calls {
+		if c["outcome"] != "answered" {
+			if c["abandoned"] != nil || c["answer_to_first_audio_ms"] != nil {
+				t.Errorf("call %v (%v) has a verdict: abandoned %v, %v ms", c["id"], c["outcome"], c["abandoned"], c["answer_to_first_audio_ms"])
+			}
+			continue
+		}
+		answered++
+		ab, ok := c["abandoned"].(bool)
+		if !ok {
+			t.Errorf("answered call %v has no abandoned verdict: %v", c["id"], c["abandoned"])
+			continue
+		}
+		if ab {
+			abandoned++
+		}
+		_, hasMs := c["answer_to_first_audio_ms"].(float64)
+		if hasMs {
+			timed++
+		}
+		plan := demoAgentPlanOf(rows[c["phone_number"].(string)], int(c["attempt"].(float64)))
+		if plan.Event != "first_audio" && (!ab || hasMs) {
+			t.Errorf("call %v: the agent's plan %+v, yet abandoned %v, %v ms", c["id"], plan, ab, c["answer_to_first_audio_ms"])
+		}
+	}
+	if abandoned == 0 || timed*10 < answered*9 {
+		t.Errorf("%d answered calls: %d abandoned, %d with a first audio; want some abandoned, 90 %% with audio", answered, abandoned, timed)
+	}
+	t.Logf("%d answered calls: %d abandoned, %d with a first audio", answered, abandoned, timed)
 }
 
 // startDemoInProcess runs the demo command in this process until ctx ends,

@@ -108,8 +108,10 @@ type campaignView struct {
 	// without its dialer).
 	DiagnosisErr string
 	Calls        callsTable
-	Settings     settingsForm
-	Redial       redialForm
+	// Abandon is the "Abandoned calls" card (campaign_abandoned.go).
+	Abandon  abandonView
+	Settings settingsForm
+	Redial   redialForm
 	// Notice is what went wrong with the last action (a 409), "" when
 	// nothing did.
 	Notice   string
@@ -261,6 +263,11 @@ func (c *Console) renderCampaign(w http.ResponseWriter, r *http.Request, s *sess
 			v.Diagnosis.Reasons[i] = reasonView{rs}
 		}
 	}
+	var rates *wire.Diagnosis
+	if v.Diagnosis != nil {
+		rates = &v.Diagnosis.Diagnosis
+	}
+	v.Abandon = a.abandonCard(id, rates)
 	calls, err := c.callsTable(r, s, id, v.C.Columns)
 	if err != nil {
 		return err

@@ -148,6 +148,12 @@ func TestCampaignPageFollowsRunPauseResume(t *testing.T) {
 	if err := tb.waitFor(waitTimeout, "every row's Started filled", `(n) => document.querySelectorAll('#calls tr[data-call-id] [data-field="started"] time[datetime]').length === n`, contacts); err != nil {
 		t.Fatalf("live rows: %v (%d with a start)", err, tb.count(`#calls tr[data-call-id] [data-field="started"] time`))
 	}
+	// The answered calls came into the answer-to-first-audio histogram
+	// and their rows as they ended (the greeting: audio at the answer).
+	tb.waitText(`[data-field="first_audio"] li[data-from="0"] [data-field="bucket_count"]`, strconv.Itoa(contacts-2))
+	if n := tb.count(`#calls tr[data-call-id] [data-field="first_audio"]:not(:empty)`); n != contacts-2 {
+		t.Errorf("%d rows show a first audio, want the %d answered", n, contacts-2)
+	}
 	tb.waitVisible(`#redial button`)
 	if got := evalJS[string](tb, `document.querySelector('[data-field="progress"]').value + "/" + document.querySelector('[data-field="progress"]').max`); got != fmt.Sprintf("%d/%d", contacts, contacts) {
 		t.Errorf("progress bar = %s", got)
@@ -199,6 +205,16 @@ func TestCampaignPageUserDataIsText(t *testing.T) {
 	}
 	if got := evalJS[string](tb, `document.title`); !strings.HasPrefix(got, xssName) {
 		t.Errorf("the title reads %q", got)
+	}
+	// The abandoned calls card: the answers spoke the greeting (no agent),
+	// audio at the answer, so both calls are in the first bucket of the
+	// histogram and none is abandoned; two calls are too few for a rate.
+	tb.waitText(`[data-field="first_audio"] li[data-from="0"] [data-field="bucket_count"]`, "2")
+	if got := tb.text(`#campaign .rate[data-scope="campaign"] [data-field="rate_none"]`); !strings.Contains(got, "not enough calls yet") {
+		t.Errorf("the campaign's rate reads %q, want not enough calls yet", got)
+	}
+	if got := tb.text(`#calls tr[data-call-id] [data-field="first_audio"]`); got != "0.00 s" {
+		t.Errorf("the first call's First audio reads %q, want 0.00 s", got)
 	}
 
 	// At a phone's width the page does not scroll sideways (the calls

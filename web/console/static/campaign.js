@@ -1,8 +1,9 @@
 // Keeps the campaign page live from the campaign's event stream
 // (GET /api/v1/campaign/{id}/events, API.md 10): snapshots set the counters,
 // the progress bar, the in-flight gauge, the outcome bars, the calls per
-// minute and the state (with the buttons it allows); log events go on top
-// of the log list; call events update the calls table's rows. EventSource
+// minute, the abandoned calls' rates and the state (with the buttons it
+// allows); log events go on top of the log list; call events update the
+// calls table's rows and the answer-to-first-audio histogram. EventSource
 // reconnects by itself (with Last-Event-ID, so no log entry is lost); the
 // page closes the stream once the campaign's state is final.
 //
@@ -12,6 +13,7 @@
 import { api, percent, setText } from "./console.js";
 import { LogList, ago, localTime, showReasons } from "./campaign_panels.js";
 import { Series, seedLimit } from "./campaign_series.js";
+import { AbandonCard, firstAudioCell } from "./campaign_abandoned.js";
 
 const root = document.getElementById("campaign");
 const base = `/api/v1/campaign/${encodeURIComponent(root.dataset.campaignId)}`;
@@ -97,6 +99,7 @@ function onSnapshot(s) {
   next.hidden = !s.next_dial_at;
   if (s.next_dial_at) setText(field("next_dial_at"), localTime(s.next_dial_at));
   showOutcomes(s.outcomes);
+  abandon.rates(s.abandoned_rate_24h);
   series.add(num(s.calls_last_minute), Date.now());
   if (Array.isArray(s.blocked_by)) {
     blockedBy = s.blocked_by.filter((c) => typeof c === "string");
@@ -158,9 +161,11 @@ const diagnosis = {
 // --- logs and calls -------------------------------------------------------
 
 const logs = new LogList(field("logs"));
+const abandon = new AbandonCard(field("abandon"));
 let callsSince = 0;
 
 function onCall(c) {
+  abandon.call(c);
   const tr = root.querySelector(`tr[data-call-id="${Number(c.id)}"]`);
   if (!tr) {
     callsSince++;
@@ -171,6 +176,7 @@ function onCall(c) {
   setText(field("state", tr), c.state);
   setText(field("outcome", tr), c.outcome ?? "");
   if (num(c.duration_seconds) !== null) setText(field("duration", tr), c.duration_seconds);
+  firstAudioCell(field("first_audio", tr), c);
   const started = field("started", tr);
   if (started && typeof c.started_at === "string") {
     // A row shown while queued has no start yet: the event brings it.
