@@ -311,18 +311,36 @@ func (s *source) sequences(ctx context.Context) (map[string]int64, error) {
 	return out, rows.Err()
 }
 
-// checkCredentials opens every telephony configuration's sealed
-// credentials: those that open with opts.Sealer are copied as they are,
-// those that open only with opts.SourceSealer are re-sealed with
-// opts.Sealer (returned by id); any other fails the copy. It also counts
-// the unfinished attempts (CopyReport.UnfinishedAttempts).
-func (s *source) checkCredentials(ctx context.Context, opts CopyOptions, report *CopyReport) (map[int64][]byte, error) {
+// sealedCell names one sealed value of the source: a table's column in
+// the row id.
+type sealedCell struct {
+	table, column string
+	id            int64
+}
+
+// sealedColumns are the columns holding values sealed with the service's
+// key, by table, and the additional data each is sealed with.
+var sealedColumns = map[string]map[string]func(id int64) string{
+	"telephony_configs": {"credentials": credentialsAD},
+	"users": {
+		"totp_secret":  func(id int64) string { return totpAD("totp_secret", id) },
+		"totp_pending": func(id int64) string { return totpAD("totp_pending", id) },
+	},
+}
+
+// checkCredentials opens every sealed value (telephony configurations'
+// credentials, users' second-factor secrets): those that open with
+// opts.Sealer are copied as they are, those that open only with
+// opts.SourceSealer are re-sealed with opts.Sealer (returned by cell); any
+// other fails the copy. It also counts the unfinished attempts
+// (CopyReport.UnfinishedAttempts).
+func (s *source) checkCredentials(ctx context.Context, opts CopyOptions, report *CopyReport) (map[sealedCell][]byte, error) {
 	rows, err := s.tx.QueryContext(ctx, "SELECT id, organization_id, credentials FROM telephony_configs ORDER BY id")
 	if err != nil {
 		return nil, fmt.Errorf("read source database: %w", err)
 	}
 	defer rows.Close()
-	resealed := map[int64][]byte{}
+	resealed := map[sealedCell][]byte{}
 	for rows.Next() {
 		var id, org int64
 		var sealed []byte
@@ -330,29 +348,75 @@ func (s *source) checkCredentials(ctx context.Context, opts CopyOptions, report 
 			return nil, fmt.Errorf("read source database: %w", err)
 		}
 		report.Credentials++
-		ad := credentialsAD(id)
-		if _, err := opts.Sealer.Open(sealed, ad); err == nil {
-			continue
+		if err := reseal(opts, sealedCell{"telephony_configs", "credentials", id}, sealed, resealed); err != nil {
+			return nil, fmt.Errorf("the credentials of telephony configuration %d (organization %d) %w: nothing was copied", id, org, err)
 		}
-		if opts.SourceSealer != nil {
-			if plain, err := opts.SourceSealer.Open(sealed, ad); err == nil {
-				resealed[id] = opts.Sealer.Seal(plain, ad)
-				continue
-			}
-		}
-		opens := "do not open with the cluster's key"
-		if opts.SourceSealer != nil {
-			opens = "open with neither the cluster's key nor the data directory's"
-		}
-		return nil, fmt.Errorf("the credentials of telephony configuration %d (organization %d) %s: nothing was copied",
-			id, org, opens)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read source database: %w", err)
 	}
-	report.Resealed = len(resealed)
+	if err := s.checkUserSecrets(ctx, opts, resealed); err != nil {
+		return nil, err
+	}
+	report.Resealed = 0
+	for cell := range resealed {
+		if cell.table == "telephony_configs" {
+			report.Resealed++
+		}
+	}
 	if err := s.tx.QueryRowContext(ctx, "SELECT count(*) FROM call_attempts WHERE state IN ('dialing', 'in_flight')").Scan(&report.UnfinishedAttempts); err != nil {
 		return nil, fmt.Errorf("read source database: %w", err)
 	}
 	return resealed, nil
+}
+
+// checkUserSecrets is checkCredentials for the users' second-factor
+// secrets (a source of a schema before them has no users table: nothing to
+// check).
+func (s *source) checkUserSecrets(ctx context.Context, opts CopyOptions, resealed map[sealedCell][]byte) error {
+	var n int
+	if err := s.tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'users'").Scan(&n); err != nil || n == 0 {
+		return err
+	}
+	rows, err := s.tx.QueryContext(ctx, "SELECT id, totp_secret, totp_pending FROM users ORDER BY id")
+	if err != nil {
+		return fmt.Errorf("read source database: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var secret, pending []byte
+		if err := rows.Scan(&id, &secret, &pending); err != nil {
+			return fmt.Errorf("read source database: %w", err)
+		}
+		for col, v := range map[string][]byte{"totp_secret": secret, "totp_pending": pending} {
+			if v == nil {
+				continue
+			}
+			if err := reseal(opts, sealedCell{"users", col, id}, v, resealed); err != nil {
+				return fmt.Errorf("the second-factor secret of user %d %w: nothing was copied", id, err)
+			}
+		}
+	}
+	return rows.Err()
+}
+
+// reseal checks one sealed value: nothing to do when it opens with the
+// cluster's key; re-sealed with it (into out) when it opens only with the
+// data directory's; an error saying so otherwise.
+func reseal(opts CopyOptions, cell sealedCell, sealed []byte, out map[sealedCell][]byte) error {
+	ad := sealedColumns[cell.table][cell.column](cell.id)
+	if _, err := opts.Sealer.Open(sealed, ad); err == nil {
+		return nil
+	}
+	if opts.SourceSealer != nil {
+		if plain, err := opts.SourceSealer.Open(sealed, ad); err == nil {
+			out[cell] = opts.Sealer.Seal(plain, ad)
+			return nil
+		}
+	}
+	if opts.SourceSealer != nil {
+		return errors.New("open with neither the cluster's key nor the data directory's")
+	}
+	return errors.New("do not open with the cluster's key")
 }

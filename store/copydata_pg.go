@@ -24,8 +24,8 @@ type copier struct {
 	src      *source
 	opts     CopyOptions
 	report   *CopyReport
-	resealed map[int64][]byte    // telephony_configs.credentials to write instead, by id
-	keys     map[string][]string // per table, what makes its keys and indexes (deferKeys)
+	resealed map[sealedCell][]byte // sealed values to write instead (re-sealed with the cluster's key)
+	keys     map[string][]string   // per table, what makes its keys and indexes (deferKeys)
 }
 
 // pgColumn is a destination column.
@@ -248,24 +248,22 @@ func (c *copier) copyTable(table string, seq int64) error {
 	names := make([]string, len(cols))
 	quoted := make([]string, len(cols))
 	convs := make([]func(any) (any, error), len(cols))
-	idCol, credCol := -1, -1
+	idCol := -1
+	sealedCols := map[int]string{} // column index → name, of the table's sealed columns
 	for i, col := range cols {
 		names[i], quoted[i] = col.name, pgx.Identifier{col.name}.Sanitize()
 		if convs[i], err = converter(col.dataType); err != nil {
 			return fmt.Errorf("column %s of %s: %w", col.name, table, err)
 		}
-		switch col.name {
-		case "id":
+		if col.name == "id" {
 			idCol = i
-		case "credentials":
-			credCol = i
+		}
+		if _, ok := sealedColumns[table][col.name]; ok {
+			sealedCols[i] = col.name
 		}
 	}
 	if err := sameNames("columns", table, srcCols, names); err != nil {
 		return err
-	}
-	if table != "telephony_configs" {
-		credCol = -1
 	}
 	tableID := pgx.Identifier{table}.Sanitize()
 	rows, err := c.src.tx.QueryContext(ctx, "SELECT "+strings.Join(quoted, ", ")+" FROM "+tableID)
@@ -300,9 +298,13 @@ func (c *copier) copyTable(table string, seq int64) error {
 				return nil, fmt.Errorf("%s %s, column %s: %w", table, where, names[i], err)
 			}
 		}
-		if credCol >= 0 && idCol >= 0 {
-			if id, ok := vals[idCol].(int64); ok && c.resealed[id] != nil {
-				row[credCol] = c.resealed[id]
+		if idCol >= 0 && len(sealedCols) > 0 {
+			if id, ok := vals[idCol].(int64); ok {
+				for i, col := range sealedCols {
+					if v := c.resealed[sealedCell{table, col, id}]; v != nil {
+						row[i] = v
+					}
+				}
 			}
 		}
 		n++

@@ -202,6 +202,11 @@ func TestCopyDataReseals(t *testing.T) {
 				t.Errorf("configuration %d with %s: opened %v (%v), want %v", want.ID, tc.reason, opened, err, tc.opens)
 			}
 		}
+		// The users' second-factor secrets are sealed with the key too.
+		u, err := db.UserForSignIn(ctx, "ada@example.com")
+		if opened := err == nil && u.TOTPSecret.Reveal() == "JBSWY3DPEHPK3PXP"; opened != tc.opens {
+			t.Errorf("second-factor secret with %s: opened %v (%v), want %v", tc.reason, opened, err, tc.opens)
+		}
 		db.Close()
 	}
 }
