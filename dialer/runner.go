@@ -328,21 +328,6 @@ func (r *runner) step(ctx context.Context) (time.Time, bool) {
 	return r.idle(ctx, now)
 }
 
-// openTimezones returns the contact timezones whose calling window and
-// calling hours are both open.
-func (r *runner) openTimezones(now time.Time) []string {
-	if r.win == nil && r.hours == nil {
-		return r.tzs
-	}
-	open := make([]string, 0, len(r.tzs))
-	for _, tz := range r.tzs {
-		if g := r.groups[tz]; r.win.open(now, g.winLoc) && hoursOpen(r.hours, g, now) {
-			open = append(open, tz)
-		}
-	}
-	return open
-}
-
 // idle runs when nothing can be claimed now: it completes the campaign when
 // nothing is left, else works out when the next attempt becomes due or its
 // window opens, logging window changes.

@@ -172,3 +172,18 @@ func nextCallable(win, hours *window, g *zoneGroup, t time.Time) time.Time {
 	}
 	return time.Time{}
 }
+
+// openTimezones returns the contact timezones whose calling window and
+// calling hours are both open.
+func (r *runner) openTimezones(now time.Time) []string {
+	if r.win == nil && r.hours == nil {
+		return r.tzs
+	}
+	open := make([]string, 0, len(r.tzs))
+	for _, tz := range r.tzs {
+		if g := r.groups[tz]; r.win.open(now, g.winLoc) && hoursOpen(r.hours, g, now) {
+			open = append(open, tz)
+		}
+	}
+	return open
+}
