@@ -359,10 +359,12 @@ func (e *Engine) noted(ctx context.Context, payload string) {
 		r.recount.Store(true)
 		r.poke(true)
 	case kind == noteReleased:
-		// Taken only when it needs a node (running, or calls still in
-		// flight): a campaign handed back because it completed is not
-		// taken and handed back again.
-		e.adoptOrphans(ctx)
+		// Taken, unless it was handed back because it completed (every
+		// contact final, nothing in flight): that one would only be taken
+		// and handed back again. A read that fails wakes it all the same.
+		if c, err := e.db.CampaignByID(ctx, id); err != nil || c.State != store.StateCompleted {
+			e.wake(id)
+		}
 	default:
 		e.releaseIfIdle(ctx, id)
 	}
