@@ -81,6 +81,8 @@ type complianceView struct {
 	Changes   []changeRow
 	// Older links the next page of older changes; Newest the first page.
 	Older, Newest string
+	// Limits is the organization's limit form (limits.go).
+	Limits limitsView
 }
 
 // formOf is the form showing the stored policy p.
@@ -107,14 +109,31 @@ func compliancePage(c *Console, w http.ResponseWriter, r *http.Request, s *sessi
 	if err := c.api(r, s).get(policyAPI, &p); err != nil {
 		return err
 	}
-	notice := map[string]string{"saved": "The policy was saved; running campaigns apply it at once."}[r.URL.Query().Get("notice")]
+	notice := map[string]string{"saved": "The policy was saved; running campaigns apply it at once.",
+		"limits": "The organization's limit was saved; running campaigns claim under it at once."}[r.URL.Query().Get("notice")]
 	return c.renderCompliance(w, r, s, http.StatusOK, p, formOf(p), notice)
 }
 
 // renderCompliance renders the page with form, the stored policy p's
 // version, and a page of the change log (?before_id=).
 func (c *Console) renderCompliance(w http.ResponseWriter, r *http.Request, s *session, status int, p policyJSON, form policyForm, notice string) error {
+	return c.renderCompliancePage(w, r, s, status, p, form, notice, nil)
+}
+
+// renderCompliancePage is renderCompliance with the limit form's state
+// (nil: the organization's limit as stored).
+func (c *Console) renderCompliancePage(w http.ResponseWriter, r *http.Request, s *session, status int, p policyJSON, form policyForm,
+	notice string, lv *limitsView) error {
 	v := complianceView{Form: form, Version: p.Version, UpdatedAt: p.UpdatedAt, Notice: notice}
+	if lv != nil {
+		v.Limits = *lv
+	} else {
+		stored, err := c.limitsOf(r, s)
+		if err != nil {
+			return err
+		}
+		v.Limits = stored
+	}
 	q := url.Values{"limit": {strconv.Itoa(changesPageSize)}}
 	if before, err := strconv.ParseInt(r.URL.Query().Get("before_id"), 10, 64); err == nil && before > 0 && r.Method == http.MethodGet {
 		q.Set("before_id", strconv.FormatInt(before, 10))

@@ -77,6 +77,8 @@ func routes() []route {
 		// The compliance policy (compliance.go).
 		{pattern: "GET " + Prefix + "compliance", handle: compliancePage},
 		{pattern: "POST " + Prefix + "compliance", handle: complianceSave},
+		// The organization's limit on calls in flight (limits.go).
+		{pattern: "POST " + Prefix + "limits", handle: limitsSave},
 
 		// Users and the organization's security toggle (users.go), API
 		// keys (apikeys.go) and the audit trail (audit.go): admins'.
