@@ -300,8 +300,9 @@ func (e *Engine) notify(ctx context.Context, kind string, id int64, extra ...str
 	}
 }
 
-// noted handles another node's notification ("" after the listener
-// reconnected: everything is looked at again).
+// noted handles another node's notification ("" once the listener is
+// listening, at start and after a reconnection: everything is looked at
+// again, since notifications sent before are lost).
 func (e *Engine) noted(ctx context.Context, payload string) {
 	if payload == "" {
 		e.adoptOrphans(ctx)

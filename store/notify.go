@@ -34,9 +34,11 @@ func (db *DB) Notify(ctx context.Context, payload string) error {
 // ends; it reports whether there is anything to listen to (false on
 // SQLite, at once). It holds one connection of its own (LISTEN is session
 // state: behind PgBouncer in transaction pooling, that connection must
-// bypass it; docs/api.md). When the connection breaks it connects again,
-// with a back-off, and calls fn("") so the caller looks at everything again
-// (notifications sent meanwhile are lost).
+// bypass it; docs/api.md). Each time it is listening, the first time and
+// after the connection broke and was made again (with a back-off), it calls
+// fn("") so the caller looks at everything again: notifications sent before
+// the LISTEN took effect (a node handing a campaign back while this one was
+// starting, or meanwhile) are lost.
 func (db *DB) Listen(ctx context.Context, fn func(payload string)) bool {
 	pg, ok := db.eng.(*postgresEngine)
 	if !ok {
@@ -54,7 +56,6 @@ func (db *DB) Listen(ctx context.Context, fn func(payload string)) bool {
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, 5*time.Second)
-		fn("")
 	}
 	return true
 }
@@ -69,6 +70,7 @@ func (e *postgresEngine) listenOnce(ctx context.Context, fn func(string)) error 
 	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
 		return err
 	}
+	fn("")
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
