@@ -2,7 +2,6 @@ package web
 
 import (
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
@@ -16,8 +15,7 @@ import (
 // {"event": "connected"|"first_audio"|"failed", "at"?: RFC 3339} when it
 // connects, when its first audio reaches the callee, or when it fails.
 //
-// Routed before the router like the opt-out (optout.go): a static "agent"
-// beside the webhooks' :provider wildcard panics httprouter v1.3.0.
+// Routed before the router like the opt-out (tokenroutes.go).
 
 // agentEventsRoute is the agent events route in httprouter syntax, as
 // Routes lists it.
@@ -25,39 +23,6 @@ const agentEventsRoute = "/api/v1/telephony/agent/:attempt_id"
 
 // agentEventsPrefix is agentEventsRoute up to its wildcard.
 const agentEventsPrefix = "/api/v1/telephony/agent/"
-
-// routeAgentEvents serves r when its path is agentEventsPrefix and one
-// non-empty segment, and reports whether it did; as routeOptOut.
-func (s *Server) routeAgentEvents(w http.ResponseWriter, r *http.Request) bool {
-	rest, ok := strings.CutPrefix(r.URL.Path, agentEventsPrefix)
-	if !ok {
-		return false
-	}
-	id, slash := strings.CutSuffix(rest, "/")
-	if id == "" || strings.Contains(id, "/") || (slash && r.Method != http.MethodPost) {
-		return false
-	}
-	requestInfoOf(r.Context()).setRoute(agentEventsRoute)
-	if slash {
-		u := *r.URL
-		u.Path = agentEventsPrefix + id
-		http.Redirect(w, r, u.String(), http.StatusTemporaryRedirect)
-		return true
-	}
-	const allow = "OPTIONS, POST"
-	switch r.Method {
-	case http.MethodPost:
-		if err := s.agentEvent(w, r, httprouter.Params{{Key: "attempt_id", Value: id}}); err != nil {
-			s.writeError(w, r, err)
-		}
-	case http.MethodOptions:
-		w.Header().Set("Allow", allow)
-	default:
-		w.Header().Set("Allow", allow)
-		s.router.MethodNotAllowed.ServeHTTP(w, r)
-	}
-	return true
-}
 
 // agentEvents are the event names the agent may report.
 var agentEvents = []string{store.AgentConnected, store.AgentFirstAudio, store.AgentFailed}

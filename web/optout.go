@@ -3,7 +3,6 @@ package web
 import (
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -18,8 +17,8 @@ import (
 //
 // httprouter v1.3.0 panics on the static segment "opt-out" beside the
 // webhooks' :provider wildcard at the same position, so ServeHTTP routes
-// this path before the router (routeOptOut) and answers OPTIONS and the other
-// methods as the router would; registerRoutes lists it in Routes.
+// this path before the router (tokenroutes.go); registerRoutes lists it in
+// Routes.
 
 // optOutRoute is the opt-out route in httprouter syntax, as Routes lists it.
 const optOutRoute = "/api/v1/telephony/opt-out/:attempt_id"
@@ -29,48 +28,6 @@ const optOutPrefix = "/api/v1/telephony/opt-out/"
 
 // optOutReason is the reason of the entries the opt-out adds.
 const optOutReason = "opted out during the call"
-
-// routeOptOut serves r when its path is optOutPrefix and one non-empty
-// segment, and reports whether it did. A POST to that path with a trailing
-// slash is redirected (307) to it, as the router redirects its own paths;
-// any other path is the router's.
-func (s *Server) routeOptOut(w http.ResponseWriter, r *http.Request) bool {
-	rest, ok := strings.CutPrefix(r.URL.Path, optOutPrefix)
-	if !ok {
-		return false
-	}
-	id, slash := strings.CutSuffix(rest, "/")
-	if id == "" || strings.Contains(id, "/") || (slash && r.Method != http.MethodPost) {
-		return false
-	}
-	requestInfoOf(r.Context()).setRoute(optOutRoute)
-	if slash {
-		u := *r.URL
-		u.Path = optOutPrefix + id
-		http.Redirect(w, r, u.String(), http.StatusTemporaryRedirect)
-		return true
-	}
-	s.serveOptOut(w, r, id)
-	return true
-}
-
-// serveOptOut answers a request to the opt-out path: POST is optOut;
-// OPTIONS is 200 with Allow and no body; any other method 405 with Allow,
-// as the router answers its own paths.
-func (s *Server) serveOptOut(w http.ResponseWriter, r *http.Request, rawID string) {
-	const allow = "OPTIONS, POST"
-	switch r.Method {
-	case http.MethodPost:
-		if err := s.optOut(w, r, httprouter.Params{{Key: "attempt_id", Value: rawID}}); err != nil {
-			s.writeError(w, r, err)
-		}
-	case http.MethodOptions:
-		w.Header().Set("Allow", allow)
-	default:
-		w.Header().Set("Allow", allow)
-		s.router.MethodNotAllowed.ServeHTTP(w, r)
-	}
-}
 
 // optOut adds the attempt's number to its organization's suppression list
 // with source opt_out:<attempt_id>, no expiry, and answers 204. The token

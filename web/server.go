@@ -156,7 +156,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.objects.ServeHTTP(w, r)
 		return
 	}
-	if s.routeOptOut(w, r) || s.routeAgentEvents(w, r) {
+	if s.routeTokenPaths(w, r) {
 		return
 	}
 	if s.routeConsole(w, r) {
